@@ -1,0 +1,26 @@
+"""Exit codes (DESIGN.md §2) and the one error type that means "bad input"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_PASS = 0
+EXIT_GATE_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INFRASTRUCTURE = 3
+
+
+class InputError(Exception):
+    """Bad input or usage: reported as one line naming the file (and line), exit 2."""
+
+    def __init__(self, message: str, file: str | Path | None = None, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.line = line
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        return f"{where}{self.message}"

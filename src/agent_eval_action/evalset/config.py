@@ -1,0 +1,194 @@
+"""test_config.json: which metrics run, with which thresholds and options.
+
+Accepts what ADK accepts (a number or an object per criterion, camelCase too,
+match_type as a name or an int, `custom_metrics`) and rejects, with the file and
+line, what ADK would silently misread: unknown metrics, thresholds outside
+[0, 1], bad match types. Misspelled criterion keys are warnings (ADK ignores them).
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
+from pydantic.alias_generators import to_snake
+
+from ..errors import InputError
+from ..metrics import AXES, Axis, Metric, registry
+from ..metrics.custom import custom_metric
+from ..metrics.trajectory import MatchType
+from . import jsonpos
+from .files import read_text
+
+DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
+DEFAULTS_SOURCE = "ADK defaults"
+_TOP_LEVEL_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
+
+
+class Criterion(BaseModel):
+    """One metric's criterion; keys a metric does not know are kept (custom metrics read them)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    threshold: float
+    match_type: MatchType = MatchType.EXACT
+    ignore_args: bool = False
+
+    @field_serializer("match_type")
+    def _match_type_name(self, value: MatchType) -> str:
+        return value.name
+
+
+class CustomMetricSpec(BaseModel):
+    function: str  # module.function
+    axis: Axis = "response"
+    description: str = ""
+
+
+class EvalConfig(BaseModel):
+    criteria: dict[str, Criterion]
+    custom_metrics: dict[str, CustomMetricSpec] = Field(default_factory=dict)
+    source: str = DEFAULTS_SOURCE  # the config file, or "ADK defaults"
+    lines: dict[str, int] = Field(default_factory=dict, exclude=True)  # criterion -> line
+
+    def metrics(self) -> dict[str, Metric]:
+        """Resolve each criterion to its metric (imports custom metric functions)."""
+        resolved: dict[str, Metric] = {}
+        for name in self.criteria:
+            spec = self.custom_metrics.get(name)
+            if spec is None:
+                metric = registry.builtin(name)
+                assert metric is not None, name  # checked when the config was parsed
+            else:
+                try:
+                    metric = custom_metric(name, spec.function, spec.axis)
+                except ImportError as err:
+                    raise InputError(f'custom metric "{name}": {err}', self.source, self.lines.get(name)) from None
+            resolved[name] = metric
+        return resolved
+
+
+def default_config() -> EvalConfig:
+    return EvalConfig(criteria={k: Criterion(threshold=v) for k, v in DEFAULT_CRITERIA.items()})
+
+
+def load_config(path: Path, display: str, warnings: list[str]) -> EvalConfig:
+    located = jsonpos.parse(read_text(path, display), display)
+    return _Parser(located, display, warnings).config()
+
+
+def _snake_keys(obj: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """snake_case key -> (key as written, value)."""
+    return {to_snake(k): (k, v) for k, v in obj.items()}
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+class _Parser:
+    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
+        self.located = located
+        self.file = file
+        self.warnings = warnings
+
+    def error(self, message: str, path: jsonpos.Path = ()) -> InputError:
+        return InputError(message, self.file, self.located.line(path))
+
+    def warn(self, message: str, path: jsonpos.Path = ()) -> None:
+        self.warnings.append(f"{self.file}:{self.located.line(path)}: warning: {message}")
+
+    def config(self) -> EvalConfig:
+        data = self.located.data
+        if not isinstance(data, dict):
+            raise self.error('a test config must be a JSON object with "criteria"')
+        top = _snake_keys(data)
+        for snake, (key, _) in top.items():
+            if snake not in _TOP_LEVEL_KEYS:
+                self.warn(f'unknown key "{key}" is ignored{_suggest(snake, sorted(_TOP_LEVEL_KEYS))}', (key,))
+        custom = self.custom_metrics(*top.get("custom_metrics", ("custom_metrics", None)))
+        criteria_key, criteria = top.get("criteria", ("criteria", None))
+        if not isinstance(criteria, dict) or not criteria:
+            raise self.error('no "criteria": nothing would be evaluated', (criteria_key,))
+        parsed = {
+            name: self.criterion(name, value, (criteria_key, name), name in custom)
+            for name, value in criteria.items()
+        }
+        for name in custom:
+            if name not in parsed:
+                self.warn(f'custom metric "{name}" is not named in "criteria", so it does not run')
+        return EvalConfig(
+            criteria=parsed,
+            custom_metrics=custom,
+            source=self.file,
+            lines={name: self.located.line((criteria_key, name)) for name in parsed},
+        )
+
+    def custom_metrics(self, key: str, value: Any) -> dict[str, CustomMetricSpec]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error('"custom_metrics" must be an object of metric name -> config', (key,))
+        specs = {}
+        for name, entry in value.items():
+            path = (key, name)
+            fields = _snake_keys(entry) if isinstance(entry, dict) else {}
+            code_key, code = fields.get("code_config", ("code_config", None))
+            function = code.get("name") if isinstance(code, dict) else None
+            if not isinstance(function, str) or "." not in function:
+                raise self.error(
+                    f'custom metric "{name}" needs "code_config": {{"name": "module.function"}}',
+                    (*path, code_key),
+                )
+            if name in registry.INFORMATIONAL or registry.builtin(name) or name in registry.NOT_SUPPORTED:
+                raise self.error(f'custom metric "{name}" has the name of one of ADK\'s metrics', path)
+            axis = fields.get("axis", ("axis", "response"))[1]
+            if axis not in AXES:
+                raise self.error(f'custom metric "{name}": "axis" must be one of {", ".join(AXES)}', path)
+            description = fields.get("description", ("", ""))[1]
+            specs[name] = CustomMetricSpec(function=function, axis=axis, description=str(description or ""))
+        return specs
+
+    def criterion(self, name: str, value: Any, path: jsonpos.Path, is_custom: bool) -> Criterion:
+        metric = registry.builtin(name)
+        if metric is None and not is_custom:
+            if name in registry.INFORMATIONAL:
+                raise self.error(f'"{name}" is informational and added by ADK itself; remove it from criteria', path)
+            if name in registry.NOT_SUPPORTED:
+                raise self.error(f'metric "{name}" is not supported: {registry.NOT_SUPPORTED[name]}', path)
+            known = registry.builtin_names() + sorted(registry.NOT_SUPPORTED)
+            raise self.error(f'unknown metric "{name}"{_suggest(name, known)}', path)
+        if isinstance(value, bool) or not isinstance(value, int | float | dict):
+            raise self.error(f'criterion "{name}" must be a threshold number or an object', path)
+        fields = _snake_keys(value) if isinstance(value, dict) else {"threshold": ("threshold", value)}
+        if metric is not None:
+            allowed = sorted(metric.criterion_keys)
+            for snake, (key, _) in fields.items():
+                if snake not in metric.criterion_keys:
+                    self.warn(
+                        f'"{name}" has no option "{key}"; ADK ignores it silently{_suggest(snake, allowed)}',
+                        (*path, key),
+                    )
+        return self._build(name, {k: v for k, (_, v) in fields.items()}, fields, path)
+
+    def _build(self, name: str, values: dict[str, Any], fields: dict, path: jsonpos.Path) -> Criterion:
+        def at(snake: str) -> jsonpos.Path:
+            return (*path, fields[snake][0])  # a bare number has no sub-path: its own line
+
+        threshold = values.get("threshold")
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
+        if not 0.0 <= threshold <= 1.0:
+            raise self.error(f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold"))
+        values["threshold"] = float(threshold)
+        if "match_type" in values:
+            try:
+                values["match_type"] = MatchType.parse(values["match_type"])
+            except ValueError as err:
+                raise self.error(f'criterion "{name}": {err}', at("match_type")) from None
+        if "ignore_args" in values and not isinstance(values["ignore_args"], bool):
+            raise self.error(f'criterion "{name}": "ignore_args" must be true or false', at("ignore_args"))
+        return Criterion(**values)

@@ -1,0 +1,124 @@
+"""ADK's older eval-file forms, converted to the EvalSet model as ADK converts them.
+
+- A flat list of rows (`query`, `expected_tool_use` with `tool_name`/`tool_input`,
+  `reference`): all rows are the turns of ONE case replayed in one session, as
+  ADK's AgentEvaluator runs a `*.test.json` file. Its ids come from the file's
+  path (never a random id) so the case keeps its identity across runs.
+- A list of cases (`name`, `data` rows, `initial_session`), what `adk eval`'s
+  fallback converter reads.
+
+Rows are checked here, before conversion, so each error names the line in the
+file the user wrote rather than a path in the converted model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from . import jsonpos
+from .models import Content, EvalCase, EvalSet, FunctionCall, IntermediateData, Invocation, Part, SessionInput
+
+_ROW_KEYS = {"query", "expected_tool_use", "reference", "expected_intermediate_agent_responses"}
+_TOOL_KEYS = {"tool_name", "tool_input", "mock_tool_output"}
+
+
+def is_row_list(data: list[Any]) -> bool:
+    return bool(data) and isinstance(data[0], dict) and "data" not in data[0]
+
+
+class LegacyConverter:
+    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
+        self.located = located
+        self.file = file
+        self.warnings = warnings
+
+    def error(self, message: str, path: jsonpos.Path) -> InputError:
+        return InputError(message, self.file, self.located.line(path))
+
+    def from_rows(self, eval_set_id: str, eval_id: str, initial_session: dict[str, Any] | None) -> EvalSet:
+        case = self._case(eval_id, self.located.data, (), initial_session)
+        return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[case])
+
+    def from_cases(self, eval_set_id: str) -> EvalSet:
+        cases = []
+        for index, entry in enumerate(self.located.data):
+            path = (index,)
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise self.error('a legacy case needs a "name" string and a "data" list of rows', path)
+            rows = entry.get("data")
+            if not isinstance(rows, list):
+                raise self.error(f'legacy case "{entry["name"]}" needs a "data" list of rows', path)
+            session = entry.get("initial_session")
+            if session is not None and not isinstance(session, dict):
+                raise self.error('"initial_session" must be an object', (*path, "initial_session"))
+            cases.append(self._case(entry["name"], rows, (*path, "data"), session))
+        return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=cases)
+
+    def _case(self, eval_id: str, rows: list[Any], path: jsonpos.Path, session: dict | None) -> EvalCase:
+        if not rows:
+            raise self.error(f'case "{eval_id}" has no rows', path)
+        conversation = [self._invocation(row, (*path, i)) for i, row in enumerate(rows)]
+        session_input = None
+        if session:  # ADK fills missing names with ""
+            session_input = SessionInput(
+                app_name=session.get("app_name", ""),
+                user_id=session.get("user_id", ""),
+                state=session.get("state") or {},
+            )
+        return EvalCase(eval_id=eval_id, conversation=conversation, session_input=session_input)
+
+    def _invocation(self, row: Any, path: jsonpos.Path) -> Invocation:
+        if not isinstance(row, dict):
+            raise self.error("a legacy row must be an object with a \"query\"", path)
+        if "user_content" in row or "eval_id" in row:
+            raise self.error(
+                "this row is in the EvalSet schema; a list of rows must use the legacy "
+                '"query"/"expected_tool_use"/"reference" keys', path
+            )
+        if not isinstance(row.get("query"), str):
+            raise self.error('a legacy row needs a "query" string', path)
+        for key in row:
+            if key not in _ROW_KEYS:
+                self.warnings.append(
+                    f"{self.file}:{self.located.line((*path, key))}: warning: unknown row key \"{key}\" is ignored"
+                )
+        reference = row.get("reference", "")
+        if not isinstance(reference, str):
+            raise self.error('"reference" must be a string', (*path, "reference"))
+        tools = row.get("expected_tool_use", [])
+        if not isinstance(tools, list):
+            raise self.error('"expected_tool_use" must be a list', (*path, "expected_tool_use"))
+        calls = [self._tool_call(t, (*path, "expected_tool_use", i)) for i, t in enumerate(tools)]
+        intermediate = []
+        for i, item in enumerate(row.get("expected_intermediate_agent_responses") or []):
+            if not isinstance(item, dict) or not {"author", "text"} <= item.keys():
+                raise self.error(
+                    'an intermediate response needs "author" and "text"',
+                    (*path, "expected_intermediate_agent_responses", i),
+                )
+            intermediate.append((item["author"], [Part(text=item["text"])]))
+        return Invocation(
+            user_content=Content.from_text(row["query"], "user"),
+            final_response=Content.from_text(reference, "model"),
+            intermediate_data=IntermediateData(tool_uses=calls, intermediate_responses=intermediate),
+        )
+
+    def _tool_call(self, tool: Any, path: jsonpos.Path) -> FunctionCall:
+        if not isinstance(tool, dict):
+            raise self.error('an expected tool use must be an object with "tool_name" and "tool_input"', path)
+        if "tool_name" not in tool and ("name" in tool or "args" in tool):
+            raise self.error(
+                'tool call uses "name"/"args"; legacy .test.json rows use "tool_name"/"tool_input"', path
+            )
+        if not isinstance(tool.get("tool_name"), str):
+            raise self.error('an expected tool use needs a "tool_name" string', path)
+        if "tool_input" not in tool:
+            raise self.error(f'tool use "{tool["tool_name"]}" needs "tool_input" (use {{}} for none)', path)
+        args = tool["tool_input"]
+        if args is not None and not isinstance(args, dict):
+            raise self.error('"tool_input" must be an object', (*path, "tool_input"))
+        for key in tool:
+            if key not in _TOOL_KEYS:
+                raise self.error(f'unknown key "{key}" in an expected tool use', (*path, key))
+        return FunctionCall(name=tool["tool_name"], args=args)

@@ -1,0 +1,265 @@
+"""Load eval files into a Suite: every case with its criteria and the line it starts on.
+
+Where ADK silently falls back to its legacy converter (and then fails with a
+KeyError far from the cause), this loader says what is wrong, in one line that
+names the file and the line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel, to_snake
+
+from ..errors import InputError
+from . import jsonpos
+from .config import EvalConfig, default_config, load_config
+from .discovery import EvalTarget, discover, display_path
+from .files import decode, read_bytes, sha256
+from .legacy import LegacyConverter, is_row_list
+from .models import EvalCase, EvalSet
+
+CONFIG_NAME = "test_config.json"
+INITIAL_SESSION_NAME = "initial.session.json"  # optional, beside a legacy .test.json
+
+Form = Literal["evalset", "legacy_rows", "legacy_cases"]
+
+
+class LoadedEvalSet(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    eval_set_id: str
+    file: str
+    file_sha256: str
+    form: Form
+    cases: list[EvalCase]
+    case_lines: dict[str, int]
+    config: EvalConfig
+
+
+class Suite(BaseModel):
+    eval_sets: list[LoadedEvalSet]
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def case_count(self) -> int:
+        return sum(len(s.cases) for s in self.eval_sets)
+
+
+def load_suite(eval_paths: list[str], config_path: str | None = None) -> Suite:
+    warnings: list[str] = []
+    override = load_config(Path(config_path), config_path, warnings) if config_path else None
+    configs: dict[Path, EvalConfig] = {}
+    eval_sets: list[LoadedEvalSet] = []
+    seen: dict[str, str] = {}
+    for target in discover(eval_paths):
+        config = override or _config_beside(target.path, configs, warnings)
+        loaded = load_eval_file(target, config, warnings)
+        if loaded.eval_set_id in seen:
+            raise InputError(
+                f'eval_set_id "{loaded.eval_set_id}" is also used by {seen[loaded.eval_set_id]}; '
+                "each eval set needs its own id",
+                loaded.file,
+            )
+        seen[loaded.eval_set_id] = loaded.file
+        eval_sets.append(loaded)
+    return Suite(eval_sets=eval_sets, warnings=warnings)
+
+
+def _config_beside(path: Path, cache: dict[Path, EvalConfig], warnings: list[str]) -> EvalConfig:
+    folder = path.parent
+    if folder not in cache:
+        candidate = folder / CONFIG_NAME
+        cache[folder] = (
+            load_config(candidate, display_path(candidate), warnings) if candidate.is_file() else default_config()
+        )
+    return cache[folder]
+
+
+def load_eval_file(target: EvalTarget, config: EvalConfig, warnings: list[str]) -> LoadedEvalSet:
+    file = display_path(target.path)
+    raw = read_bytes(target.path, file)
+    located = jsonpos.parse(decode(raw, file), file)
+    data = located.data
+    if isinstance(data, dict):
+        form: Form = "evalset"
+        eval_set = _EvalSetReader(located, file, warnings).read()
+    elif isinstance(data, list) and data:
+        converter = LegacyConverter(located, file, warnings)
+        eval_set_id = target.legacy_id()
+        if is_row_list(data):
+            form = "legacy_rows"
+            session = _initial_session(target.path, warnings)
+            eval_set = converter.from_rows(eval_set_id, Path(eval_set_id).name, session)
+        else:
+            form = "legacy_cases"
+            eval_set = converter.from_cases(eval_set_id)
+    else:
+        raise InputError(
+            "not an ADK eval file: expected an EvalSet object "
+            '({"eval_set_id": ..., "eval_cases": [...]}) or a non-empty list of legacy rows',
+            file,
+            1,
+        )
+    case_lines = _case_lines(eval_set, located, form, file)
+    cases = _select(eval_set.eval_cases, target.ids, file)
+    return LoadedEvalSet(
+        eval_set_id=eval_set.eval_set_id,
+        file=file,
+        file_sha256=sha256(raw),
+        form=form,
+        cases=cases,
+        case_lines=case_lines,
+        config=config,
+    )
+
+
+def _initial_session(eval_path: Path, warnings: list[str]) -> dict[str, Any] | None:
+    path = eval_path.parent / INITIAL_SESSION_NAME
+    if not path.is_file():
+        return None
+    display = display_path(path)
+    located = jsonpos.parse(decode(read_bytes(path, display), display), display)
+    if not isinstance(located.data, dict):
+        raise InputError('an initial session must be an object with "state", "app_name", "user_id"', display, 1)
+    return located.data
+
+
+def _case_lines(eval_set: EvalSet, located: jsonpos.Located, form: Form, file: str) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for index, case in enumerate(eval_set.eval_cases):
+        if form == "evalset":
+            key = "eval_cases" if "eval_cases" in located.data else "evalCases"
+            line = located.line((key, index))
+        else:  # legacy: a case per list entry, or the whole file for rows
+            line = located.line((index,)) if form == "legacy_cases" else 1
+        if case.eval_id in lines:
+            raise InputError(
+                f'duplicate eval_id "{case.eval_id}" (first at line {lines[case.eval_id]})', file, line
+            )
+        lines[case.eval_id] = line
+    return lines
+
+
+def _select(cases: list[EvalCase], ids: list[str] | None, file: str) -> list[EvalCase]:
+    if ids is None:
+        return cases
+    by_id = {case.eval_id: case for case in cases}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise InputError(f"no case with eval_id {', '.join(repr(i) for i in missing)}", file)
+    return [by_id[i] for i in dict.fromkeys(ids)]
+
+
+class _EvalSetReader:
+    """Validates an EvalSet object, with friendly checks for the usual mistakes first."""
+
+    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
+        self.located = located
+        self.file = file
+        self.warnings = warnings
+
+    def error(self, message: str, path: jsonpos.Path) -> InputError:
+        return InputError(message, self.file, self.located.line(path))
+
+    def warn(self, message: str, path: jsonpos.Path) -> None:
+        self.warnings.append(f"{self.file}:{self.located.line(path)}: warning: {message}")
+
+    def read(self) -> EvalSet:
+        data = self.located.data
+        if "query" in data:
+            raise self.error(
+                "this looks like one legacy row; a legacy .test.json file is a JSON list of rows", ()
+            )
+        camel = [k for k in ("evalSetId", "evalCases") if k in data]
+        if camel:
+            self.warn(f'"{camel[0]}": adk eval reads only snake_case keys at the top of an EvalSet', (camel[0],))
+        self._check_tool_calls(data)
+        try:
+            eval_set = EvalSet.model_validate(data)
+        except ValidationError as err:
+            raise self._explain(err) from None
+        for key in eval_set.model_extra or {}:
+            self.warn(f'unknown key "{key}" is ignored', (key,))
+        cases_key = "eval_cases" if "eval_cases" in data else "evalCases"
+        if not eval_set.eval_cases:
+            raise self.error("the eval set has no cases", (cases_key,))
+        for index, case in enumerate(eval_set.eval_cases):
+            for key in case.model_extra or {}:
+                self.warn(f'case "{case.eval_id}": unknown key "{key}" is ignored', (cases_key, index, key))
+            if case.conversation is not None and not case.conversation:
+                raise self.error(f'case "{case.eval_id}" has an empty conversation', (cases_key, index))
+        return eval_set
+
+    def _check_tool_calls(self, data: dict[str, Any]) -> None:
+        """The legacy row keys inside an EvalSet: ADK would fail with a KeyError elsewhere."""
+        cases = _get(data, "eval_cases")
+        for ci, case in enumerate(cases if isinstance(cases, list) else []):
+            turns = _get(case, "conversation") if isinstance(case, dict) else None
+            for ti, turn in enumerate(turns if isinstance(turns, list) else []):
+                inter = _get(turn, "intermediate_data") if isinstance(turn, dict) else None
+                calls = _get(inter, "tool_uses") if isinstance(inter, dict) else None
+                for i, call in enumerate(calls if isinstance(calls, list) else []):
+                    if isinstance(call, dict) and ("tool_name" in call or "tool_input" in call):
+                        path = self._resolve(
+                            ("eval_cases", ci, "conversation", ti, "intermediate_data", "tool_uses", i)
+                        )[0]
+                        raise self.error(
+                            'tool call uses "tool_name"/"tool_input"; EvalSet tool calls are "name"/"args"', path
+                        )
+                if isinstance(turn, dict) and "query" in turn:
+                    path = self._resolve(("eval_cases", ci, "conversation", ti))[0]
+                    raise self.error(
+                        'turn uses the legacy "query" key; EvalSet turns have "user_content"', path
+                    )
+
+    def _explain(self, err: ValidationError) -> InputError:
+        """The most specific of pydantic's errors, as one line at the right place."""
+        best: tuple[int, jsonpos.Path, dict] | None = None
+        for detail in err.errors():
+            path, depth = self._resolve(detail["loc"])
+            if best is None or depth > best[0]:
+                best = (depth, path, detail)
+        assert best is not None
+        _, path, detail = best
+        where = _dotted(path)
+        kind, message = detail["type"], detail["msg"]
+        if kind == "extra_forbidden":
+            message = f'unknown key "{detail["loc"][-1]}"'
+        elif kind == "missing":
+            message = f'missing required key "{to_snake(str(detail["loc"][-1]))}"'
+        elif kind == "value_error":
+            message = message.removeprefix("Value error, ")
+        return self.error(f"{where}: {message}" if where else message, path)
+
+    def _resolve(self, loc: tuple) -> tuple[jsonpos.Path, int]:
+        """Map a pydantic error location onto keys as written in the file."""
+        node: Any = self.located.data
+        path: list[str | int] = []
+        for item in loc:
+            if isinstance(item, int):
+                if isinstance(node, list) and 0 <= item < len(node):
+                    path.append(item)
+                    node = node[item]
+                continue
+            if not isinstance(node, dict) or item[:1].isupper() or "[" in item:
+                continue  # a union member's tag, not a key
+            key = next((k for k in (item, to_snake(item), to_camel(item)) if k in node), None)
+            if key is None:
+                break
+            path.append(key)
+            node = node[key]
+        return tuple(path), len(path)
+
+
+def _get(obj: dict[str, Any], snake: str) -> Any:
+    return obj.get(snake, obj.get(to_camel(snake)))
+
+
+def _dotted(path: jsonpos.Path) -> str:
+    out = ""
+    for item in path:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else item)
+    return out

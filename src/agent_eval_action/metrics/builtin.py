@@ -1,0 +1,57 @@
+"""The deterministic metrics ADK computes without a model, with ADK 2.13's semantics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .registry import BASE_CRITERION_KEYS, Metric, RunScore, mean, register
+from .rouge import rouge1_fmeasure
+from .trajectory import calls_match
+
+if TYPE_CHECKING:
+    from ..evalset.config import Criterion
+    from ..evalset.models import Invocation
+    from ..traces import ActualTurn
+
+
+def _per_turn(scores: list[float | None]) -> RunScore:
+    return RunScore(overall=mean(scores), invocations=scores)
+
+
+def tool_trajectory(
+    criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
+) -> RunScore:
+    """1.0 per turn whose tool calls match the expectation (match_type, ignore_args)."""
+    return _per_turn(
+        [
+            1.0 if calls_match(turn.tool_uses, want.tool_calls(), criterion.match_type, criterion.ignore_args) else 0.0
+            for want, turn in zip(expected, actual, strict=True)
+        ]
+    )
+
+
+def response_match(
+    criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
+) -> RunScore:
+    """ROUGE-1 F-measure of each final answer against the expected one."""
+    return _per_turn(
+        [
+            rouge1_fmeasure(
+                want.final_response.text() if want.final_response else "",
+                turn.final_response.text() if turn.final_response else "",
+            )
+            for want, turn in zip(expected, actual, strict=True)
+        ]
+    )
+
+
+register(
+    Metric(
+        "tool_trajectory_avg_score",
+        "trajectory",
+        tool_trajectory,
+        BASE_CRITERION_KEYS | {"match_type", "ignore_args"},
+    )
+)
+register(Metric("response_match_score", "response", response_match))

@@ -1,0 +1,66 @@
+"""The console table: one row per case and metric, then a one-line summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tabulate import tabulate
+
+from ..results import Results, Status
+
+_MARK = {
+    Status.PASSED: "pass",
+    Status.FAILED: "FAIL",
+    Status.ERRORED: "ERROR",
+    Status.NOT_EVALUATED: "not evaluated",
+}
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def table(results: Results) -> str:
+    rows = []
+    for case in results.cases:
+        name = f"{case.eval_set_id} / {case.eval_id}"
+        if not case.metrics:
+            rows.append([name, "-", "-", "-", "-", _MARK[case.status]])
+        for metric_name, metric in case.metrics.items():
+            runs = ""
+            if len(metric.runs) > 1:
+                runs = " (" + ", ".join(_score(s) for s in metric.runs) + ")"
+            rows.append(
+                [
+                    name,
+                    metric_name,
+                    metric.axis,
+                    _score(metric.score) + runs,
+                    _score(metric.threshold),
+                    _MARK[metric.status],
+                ]
+            )
+            name = ""
+    text = tabulate(rows, headers=["case", "metric", "axis", "score", "threshold", "status"])
+    notes = [f"{c.eval_set_id} / {c.eval_id}: {c.note}" for c in results.cases if c.note]
+    if notes:
+        text += "\n\n" + "\n".join(notes)
+    return f"{text}\n\n{summary_line(results)}"
+
+
+def summary_line(results: Results) -> str:
+    counts = Counter(case.status for case in results.cases)
+    parts = [f"{counts[s]} {label}" for s, label in _SUMMARY if counts[s]]
+    cases = len(results.cases)
+    text = f"{cases} case{'s' if cases != 1 else ''}: " + (", ".join(parts) or "none run")
+    if results.partial:
+        text += " (PARTIAL: the run was cancelled)"
+    return text
+
+
+_SUMMARY = [
+    (Status.PASSED, "passed"),
+    (Status.FAILED, "failed"),
+    (Status.ERRORED, "errored"),
+    (Status.NOT_EVALUATED, "not evaluated"),
+]

@@ -1,0 +1,174 @@
+"""The Results file (`results.json`, schema "agent-eval-results/1"): DESIGN.md §4.
+
+Every later stage (baseline diff, reports, the action) reads this model, so it
+is versioned and its JSON Schema is exported to schemas/results.schema.json.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .evalset.models import Content, FunctionCall, FunctionResponse
+
+SCHEMA = "agent-eval-results/1"
+
+
+class Status(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    NOT_EVALUATED = "not_evaluated"
+
+
+class Source(BaseModel):
+    repo: str | None = None
+    sha: str | None = None
+    ref: str | None = None
+    run_id: str | None = None
+    event: str | None = None
+
+
+class RunConfig(BaseModel):
+    runner: Literal["command", "adk", "adk_api", "adk_history"]
+    command: str | None = None
+    num_runs: int = 1
+    concurrency: int = 8
+    timeout_s: float = 600.0
+    trajectory_policy: Literal["business", "strict"] | None = None
+    judge_model: str | None = None
+
+
+class Shard(BaseModel):
+    index: int
+    count: int
+    partition_hash: str
+    baseline_sha: str | None = None
+
+
+class EvalSetEntry(BaseModel):
+    eval_set_id: str
+    file: str
+    file_sha256: str
+    form: Literal["evalset", "legacy_rows", "legacy_cases"]
+    config: str  # the test_config.json used, or "ADK defaults"
+    criteria: dict[str, dict[str, Any]]
+
+
+class MetricResult(BaseModel):
+    axis: Literal["trajectory", "response"]
+    score: float | None  # mean over runs, ADK semantics; None = could not be computed
+    threshold: float
+    status: Status
+    runs: list[float | None] = Field(default_factory=list)  # per-run case scores
+    invocations: list[list[float | None]] = Field(default_factory=list)  # per run, per turn
+    judge: dict[str, Any] | None = None
+    error: str | None = None  # why it could not be computed
+
+
+class Expected(BaseModel):
+    final_response: Content | None = None
+    tool_uses: list[FunctionCall] = Field(default_factory=list)
+
+
+class Actual(BaseModel):
+    final_response: Content | None = None
+    tool_uses: list[FunctionCall] = Field(default_factory=list)
+    tool_responses: list[FunctionResponse] = Field(default_factory=list)
+
+
+class InvocationRecord(BaseModel):
+    user_content: Content
+    expected: Expected
+    actual: Actual | None = None  # None: the run ended before this turn
+    duration_s: float | None = None
+
+
+class RunRecord(BaseModel):
+    run: int
+    invocations: list[InvocationRecord]
+    error: str | None = None
+    duration_s: float = 0.0
+
+
+class Usage(BaseModel):
+    judge_calls: int = 0
+    judge_reused: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, other: Usage) -> None:
+        for name in ("judge_calls", "judge_reused", "prompt_tokens", "output_tokens", "thinking_tokens"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+
+
+class CaseResult(BaseModel):
+    eval_set_id: str
+    eval_id: str
+    file: str
+    line: int  # where the case starts in its file
+    case_sha256: str  # of the case's expected data: tells "expectation changed"
+    status: Status
+    note: str | None = None  # why a case was not run or not evaluated
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    runs: list[RunRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    duration_s: float = 0.0
+
+
+class Timing(BaseModel):
+    started_at: datetime
+    finished_at: datetime
+    duration_s: float
+
+
+class Results(BaseModel):
+    schema_: Literal["agent-eval-results/1"] = Field(SCHEMA, alias="schema")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    tool_version: str
+    adk_version: str | None = None
+    partial: bool = False
+    source: Source = Field(default_factory=Source)
+    run_config: RunConfig
+    shard: Shard | None = None
+    eval_sets: list[EvalSetEntry]
+    cases: list[CaseResult]
+    usage: Usage = Field(default_factory=Usage)
+    timing: Timing
+    warnings: list[str] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
+
+    def dump_json(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude_none=False, indent=1)
+
+    def write(self, path: Path) -> None:
+        """Write atomically: a reader never sees half a file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(self.dump_json(), encoding="utf-8")
+        tmp.replace(path)
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Results.model_json_schema(by_alias=True, mode="serialization")
+    schema["$id"] = "https://agent-eval-action/schemas/results.schema.json"
+    schema["title"] = "agent-eval-action Results"
+    return schema
+
+
+def json_schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # python -m agent_eval_action.results > schemas/results.schema.json
+    print(json_schema_text(), end="")

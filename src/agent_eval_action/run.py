@@ -1,0 +1,152 @@
+"""The `run` stage: plan case-runs from a Suite, run them, score them into Results.
+
+Scoring is pure (scoring.py); this module wires the runner in and keeps every
+finished case-run, so a cancelled suite still yields (partial) Results.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+
+from . import __version__
+from .evalset.config import Criterion
+from .evalset.loader import LoadedEvalSet, Suite
+from .metrics import Metric
+from .metrics.trajectory import MatchType
+from .results import CaseResult, EvalSetEntry, Results, RunConfig, Source, Timing, Usage
+from .scoring import score_case
+from .traces import CaseRunRequest, CaseRunTrace
+
+TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
+CANCELLED = "cancelled before this run finished"
+
+
+@dataclass
+class Plan:
+    """Resolved metrics and effective criteria per eval set, and the case-runs to do."""
+
+    suite: Suite
+    num_runs: int
+    trajectory_policy: str | None = None
+    metrics: dict[str, dict[str, Metric]] = field(default_factory=dict)
+    criteria: dict[str, dict[str, Criterion]] = field(default_factory=dict)
+    requests: list[CaseRunRequest] = field(default_factory=list)
+
+
+def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> Plan:
+    """Resolve metrics (importing custom ones) before any agent runs: bad config fails fast."""
+    result = Plan(suite, num_runs, trajectory_policy)
+    for eval_set in suite.eval_sets:
+        result.metrics[eval_set.eval_set_id] = eval_set.config.metrics()
+        result.criteria[eval_set.eval_set_id] = effective_criteria(eval_set, trajectory_policy)
+        for case in eval_set.cases:
+            if case.conversation is None:
+                continue  # scenarios cannot run yet: scored as not_evaluated with a note
+            for run in range(1, num_runs + 1):
+                result.requests.append(
+                    CaseRunRequest(
+                        eval_set_id=eval_set.eval_set_id,
+                        eval_id=case.eval_id,
+                        run=run,
+                        session_input=case.session_input,
+                        user_contents=[turn.user_content for turn in case.conversation],
+                    )
+                )
+    return result
+
+
+def effective_criteria(eval_set: LoadedEvalSet, trajectory_policy: str | None) -> dict[str, Criterion]:
+    """The criteria as scored: `--trajectory-policy` overrides the trajectory match type."""
+    criteria = dict(eval_set.config.criteria)
+    trajectory = criteria.get("tool_trajectory_avg_score")
+    if trajectory is not None and trajectory_policy:
+        criteria["tool_trajectory_avg_score"] = trajectory.model_copy(
+            update={"match_type": TRAJECTORY_POLICIES[trajectory_policy]}
+        )
+    return criteria
+
+
+def score_plan(plan: Plan, traces: Sequence[CaseRunTrace]) -> list[CaseResult]:
+    by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
+    for trace in traces:
+        by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
+    cases = []
+    for eval_set in plan.suite.eval_sets:
+        for case in eval_set.cases:
+            runs = sorted(by_case.get((eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run)
+            cases.append(
+                score_case(
+                    eval_set,
+                    case,
+                    plan.metrics[eval_set.eval_set_id],
+                    plan.criteria[eval_set.eval_set_id],
+                    runs,
+                )
+            )
+    return cases
+
+
+def cancelled_traces(plan: Plan, finished: Sequence[CaseRunTrace]) -> list[CaseRunTrace]:
+    """Finished traces plus an errored one for every case-run that never finished."""
+    done = {(t.eval_set_id, t.eval_id, t.run) for t in finished}
+    missing = [
+        CaseRunTrace(eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=CANCELLED)
+        for r in plan.requests
+        if (r.eval_set_id, r.eval_id, r.run) not in done
+    ]
+    return [*finished, *missing]
+
+
+def adk_version() -> str | None:
+    try:
+        return metadata.version("google-adk")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def build_results(
+    plan: Plan,
+    cases: list[CaseResult],
+    run_config: RunConfig,
+    started: datetime,
+    started_clock: float,
+    *,
+    partial: bool = False,
+    source: Source | None = None,
+) -> Results:
+    usage = Usage()
+    for case in cases:
+        usage.add(case.usage)
+    return Results(
+        tool_version=__version__,
+        adk_version=adk_version(),
+        partial=partial,
+        source=source or Source(),
+        run_config=run_config,
+        eval_sets=[
+            EvalSetEntry(
+                eval_set_id=s.eval_set_id,
+                file=s.file,
+                file_sha256=s.file_sha256,
+                form=s.form,
+                config=s.config.source,
+                criteria={
+                    name: c.model_dump(mode="json") for name, c in plan.criteria[s.eval_set_id].items()
+                },
+            )
+            for s in plan.suite.eval_sets
+        ],
+        cases=cases,
+        usage=usage,
+        timing=Timing(
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            duration_s=round(time.monotonic() - started_clock, 3),
+        ),
+        warnings=plan.suite.warnings,
+    )

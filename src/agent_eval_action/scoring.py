@@ -1,0 +1,162 @@
+"""Score finished case-runs into per-case, per-metric results (pure: no I/O).
+
+ADK semantics: a metric's run score is the mean over turns; with several runs
+the case score pools every turn of every run (AgentEvaluator); pass iff score
+>= threshold. Unlike ADK, a metric that could not be computed never passes the
+case: it is `not_evaluated`, and an errored run makes the case `errored`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+
+from .evalset.config import Criterion
+from .evalset.loader import LoadedEvalSet
+from .evalset.models import EvalCase, Invocation
+from .metrics import Metric, RunScore
+from .results import (
+    Actual,
+    CaseResult,
+    Expected,
+    InvocationRecord,
+    MetricResult,
+    RunRecord,
+    Status,
+    Usage,
+)
+from .traces import CaseRunTrace
+
+SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
+
+
+def case_sha256(case: EvalCase) -> str:
+    """Hash of what the case expects and how it starts, to spot changed expectations."""
+    data = case.model_dump(mode="json", exclude={"creation_timestamp"}, exclude_none=True)
+    for turn in data.get("conversation") or ():
+        for volatile in ("invocation_id", "creation_timestamp", "duration", "model_duration", "tool_duration"):
+            turn.pop(volatile, None)
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def score_case(
+    eval_set: LoadedEvalSet,
+    case: EvalCase,
+    metrics: Mapping[str, Metric],
+    criteria: Mapping[str, Criterion],
+    traces: Sequence[CaseRunTrace],
+) -> CaseResult:
+    result = CaseResult(
+        eval_set_id=eval_set.eval_set_id,
+        eval_id=case.eval_id,
+        file=eval_set.file,
+        line=eval_set.case_lines.get(case.eval_id, 1),
+        case_sha256=case_sha256(case),
+        status=Status.NOT_EVALUATED,
+    )
+    if case.conversation is None:
+        result.note = SCENARIO_NOTE
+        result.metrics = {
+            name: MetricResult(
+                axis=metric.axis,
+                score=None,
+                threshold=criteria[name].threshold,
+                status=Status.NOT_EVALUATED,
+                error=SCENARIO_NOTE,
+            )
+            for name, metric in metrics.items()
+        }
+        return result
+    expected = case.conversation
+    complete = [t for t in traces if t.error is None and len(t.turns) == len(expected)]
+    result.runs = [_run_record(expected, trace) for trace in traces]
+    result.duration_s = sum(t.duration_s for t in traces)
+    for trace in traces:
+        for turn in trace.turns:
+            if turn.usage:
+                result.usage.add(Usage(**turn.usage.model_dump()))
+    for name, metric in metrics.items():
+        scores = {t.run: _score_run(metric, criteria[name], expected, t) for t in complete}
+        result.metrics[name] = _metric_result(metric, criteria[name], traces, scores)
+    result.status = _case_status(result, complete, traces)
+    return result
+
+
+def _score_run(metric: Metric, criterion: Criterion, expected: list[Invocation], trace: CaseRunTrace) -> RunScore:
+    try:
+        return metric.score_run(criterion, expected, trace.turns)
+    except Exception as err:  # a metric bug makes the metric not_evaluated, never passed
+        return RunScore(overall=None, error=f"{type(err).__name__}: {err}")
+
+
+def _metric_result(
+    metric: Metric, criterion: Criterion, traces: Sequence[CaseRunTrace], scores: dict[int, RunScore]
+) -> MetricResult:
+    score = _case_score(list(scores.values()))
+    errors = sorted({s.error for s in scores.values() if s.error})
+    if not scores:
+        errors = ["no run finished, so nothing was scored"]
+    return MetricResult(
+        axis=metric.axis,
+        score=score,
+        threshold=criterion.threshold,
+        status=(
+            Status.NOT_EVALUATED
+            if score is None
+            else Status.PASSED
+            if score >= criterion.threshold
+            else Status.FAILED
+        ),
+        runs=[scores[t.run].overall if t.run in scores else None for t in traces],
+        invocations=[scores[t.run].invocations if t.run in scores else [] for t in traces],
+        error="; ".join(errors) if score is None or errors else None,
+    )
+
+
+def _case_score(runs: list[RunScore]) -> float | None:
+    """One run: its own score (adk eval). Several: the mean of all their turns (AgentEvaluator)."""
+    if any(r.overall is None for r in runs) or not runs:
+        return None
+    if len(runs) == 1:
+        return runs[0].overall
+    pooled = [s for r in runs for s in r.invocations if s is not None]
+    if not pooled or any(len(r.invocations) == 0 for r in runs):  # e.g. custom metrics without turns
+        return statistics.mean(r.overall for r in runs)
+    return statistics.mean(pooled)
+
+
+def _case_status(result: CaseResult, complete: list, traces: Sequence[CaseRunTrace]) -> Status:
+    statuses = {m.status for m in result.metrics.values()}
+    if len(complete) < len(traces) or not traces:
+        errors = [f"run {t.run}: {t.error or 'incomplete'}" for t in traces if t not in complete]
+        result.note = "; ".join(errors) if traces else "the case was not run"
+        return Status.ERRORED
+    if Status.FAILED in statuses:
+        return Status.FAILED
+    if Status.NOT_EVALUATED in statuses or not statuses:
+        return Status.NOT_EVALUATED
+    return Status.PASSED
+
+
+def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
+    invocations = []
+    for index, want in enumerate(expected):
+        turn = trace.turns[index] if index < len(trace.turns) else None
+        invocations.append(
+            InvocationRecord(
+                user_content=want.user_content,
+                expected=Expected(final_response=want.final_response, tool_uses=want.tool_calls()),
+                actual=None
+                if turn is None
+                else Actual(
+                    final_response=turn.final_response,
+                    tool_uses=turn.tool_uses,
+                    tool_responses=turn.tool_responses,
+                ),
+                duration_s=None if turn is None else turn.duration_s,
+            )
+        )
+    return RunRecord(run=trace.run, invocations=invocations, error=trace.error, duration_s=trace.duration_s)

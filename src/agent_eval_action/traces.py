@@ -1,0 +1,55 @@
+"""What a runner is asked to do and what it brings back: the typed hand-off
+between the `run` stage (agents, I/O) and the pure `score` stage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .evalset.models import Content, FunctionCall, FunctionResponse, SessionInput
+
+
+class CaseRunRequest(BaseModel):
+    """One run of one case: its user turns, replayed in order in one session."""
+
+    model_config = ConfigDict(frozen=True)
+
+    eval_set_id: str
+    eval_id: str
+    run: int  # 1-based
+    session_input: SessionInput | None = None
+    user_contents: list[Content]
+
+    @property
+    def session_id(self) -> str:
+        return f"{self.eval_set_id}.{self.eval_id}.run{self.run}"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+
+
+class ActualTurn(BaseModel):
+    """The agent's behaviour on one user turn."""
+
+    final_response: Content | None = None
+    tool_uses: list[FunctionCall] = Field(default_factory=list)
+    tool_responses: list[FunctionResponse] = Field(default_factory=list)
+    intermediate_responses: list[Any] = Field(default_factory=list)
+    usage: Usage | None = None
+    duration_s: float = 0.0
+
+
+class CaseRunTrace(BaseModel):
+    """A finished (or failed) case-run. `error` set means the run is errored;
+    `turns` then holds only the turns that completed."""
+
+    eval_set_id: str
+    eval_id: str
+    run: int
+    turns: list[ActualTurn] = Field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adk-integration"
+WORKERS = Path(__file__).resolve().parent / "workers"
+
+
+@pytest.fixture
+def adk_fixtures() -> Path:
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip(f"ADK's integration eval files are not present at {SHARED_FIXTURES} (../shared absent)")
+    return SHARED_FIXTURES
+
+
+@pytest.fixture
+def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Write a file below a fresh working directory; dicts/lists are dumped as indented JSON."""
+    monkeypatch.chdir(tmp_path)
+
+    def _write(name: str, content) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            text = content if isinstance(content, str) else json.dumps(content, indent=2)
+            path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write
+
+
+def python_command(script: Path, *args: str) -> str:
+    """A --command string running a script with this interpreter."""
+    import shlex
+
+    return shlex.join([sys.executable, str(script), *args])
