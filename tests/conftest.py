@@ -14,7 +14,9 @@ WORKERS = Path(__file__).resolve().parent / "workers"
 @pytest.fixture
 def adk_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
-        pytest.skip(f"ADK's integration eval files are not present at {SHARED_FIXTURES} (../shared absent)")
+        pytest.skip(
+            f"ADK's integration eval files are not present at {SHARED_FIXTURES} (../shared absent)"
+        )
     return SHARED_FIXTURES
 
 

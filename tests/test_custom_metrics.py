@@ -66,8 +66,16 @@ def run(write, criteria: dict, custom: dict) -> tuple[int, Results]:
     write("evals/s.evalset.json", EVALS)
     write("evals/test_config.json", {"criteria": criteria, "custom_metrics": custom})
     write("my_metrics.py", METRICS)
-    write("table.json", {"c/0": {"text": "hello there", "tools": [["greet", {}]]}, "c/1": {"text": "goodbye and see you soon"}})
-    code = main(["run", "evals", "--command", python_command(WORKERS / "table_agent.py", "table.json")])
+    write(
+        "table.json",
+        {
+            "c/0": {"text": "hello there", "tools": [["greet", {}]]},
+            "c/1": {"text": "goodbye and see you soon"},
+        },
+    )
+    code = main(
+        ["run", "evals", "--command", python_command(WORKERS / "table_agent.py", "table.json")]
+    )
     return code, Results.model_validate_json(Path("results.json").read_text())
 
 
@@ -78,29 +86,45 @@ def spec(function: str, **extra) -> dict:
 def test_custom_metric_gets_adk_types_and_scores_per_turn(write):
     code, results = run(write, {"short_answers": 0.5}, {"short_answers": spec("short_answers")})
     metric = results.cases[0].metrics["short_answers"]
-    assert (metric.score, metric.invocations, metric.status, metric.axis) == (0.5, [[1.0, 0.0]], "passed", "response")
+    assert (metric.score, metric.invocations, metric.status, metric.axis) == (
+        0.5,
+        [[1.0, 0.0]],
+        "passed",
+        "response",
+    )
     assert code == 0
 
 
 def test_async_custom_metric_with_declared_axis(write):
-    code, results = run(write, {"used_tools": 1.0}, {"used_tools": spec("used_tools", axis="trajectory")})
+    code, results = run(
+        write, {"used_tools": 1.0}, {"used_tools": spec("used_tools", axis="trajectory")}
+    )
     metric = results.cases[0].metrics["used_tools"]
     assert (metric.score, metric.axis, metric.status) == (1.0, "trajectory", "passed")
+    assert code == 0
 
 
 def test_a_failing_custom_metric_is_not_evaluated_and_never_passes(write):
     code, results = run(
-        write, {"broken": 0.0, "short_answers": 0.5}, {"broken": spec("broken"), "short_answers": spec("short_answers")}
+        write,
+        {"broken": 0.0, "short_answers": 0.5},
+        {"broken": spec("broken"), "short_answers": spec("short_answers")},
     )
     case = results.cases[0]
-    assert case.metrics["broken"].status == "not_evaluated" and "metric bug" in case.metrics["broken"].error
+    assert (
+        case.metrics["broken"].status == "not_evaluated"
+        and "metric bug" in case.metrics["broken"].error
+    )
     assert case.status == "not_evaluated" and code == 1
 
 
 def test_custom_metric_mixed_with_builtins(write):
     _, results = run(
         write,
-        {"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "ANY_ORDER"}, "short_answers": 0.9},
+        {
+            "tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "ANY_ORDER"},
+            "short_answers": 0.9,
+        },
         {"short_answers": spec("short_answers")},
     )
     case = results.cases[0]

@@ -21,7 +21,9 @@ def evalset(*cases, eval_set_id="demo"):
 
 
 def case(eval_id="paris", turns=None, **extra):
-    turns = turns or [{"user_content": USER, "final_response": ANSWER, "intermediate_data": {"tool_uses": [CALL]}}]
+    turns = turns or [
+        {"user_content": USER, "final_response": ANSWER, "intermediate_data": {"tool_uses": [CALL]}}
+    ]
     return {"eval_id": eval_id, "conversation": turns, **extra}
 
 
@@ -46,7 +48,10 @@ def test_null_part_fields_and_both_cases_of_keys(write):
                 "evalId": "c1",
                 "conversation": [
                     {
-                        "userContent": {"role": "user", "parts": [{"text": "hi", "functionCall": None, "thought": None}]},
+                        "userContent": {
+                            "role": "user",
+                            "parts": [{"text": "hi", "functionCall": None, "thought": None}],
+                        },
                         "finalResponse": ANSWER,
                         "intermediateData": {"toolUses": [CALL], "toolResponses": []},
                     }
@@ -68,15 +73,38 @@ def test_null_part_fields_and_both_cases_of_keys(write):
 def test_invocation_events_form_gives_tool_calls_in_order(write):
     events = {
         "invocation_events": [
-            {"author": "a", "content": {"role": "model", "parts": [{"function_call": {"name": "x", "args": {"n": 1}}}]}},
-            {"author": "a", "content": {"role": "user", "parts": [{"function_response": {"name": "x", "response": {}}}]}},
-            {"author": "a", "content": {"role": "model", "parts": [{"function_call": {"name": "y", "args": {}}}]}},
+            {
+                "author": "a",
+                "content": {
+                    "role": "model",
+                    "parts": [{"function_call": {"name": "x", "args": {"n": 1}}}],
+                },
+            },
+            {
+                "author": "a",
+                "content": {
+                    "role": "user",
+                    "parts": [{"function_response": {"name": "x", "response": {}}}],
+                },
+            },
+            {
+                "author": "a",
+                "content": {
+                    "role": "model",
+                    "parts": [{"function_call": {"name": "y", "args": {}}}],
+                },
+            },
         ]
     }
-    write("e.evalset.json", evalset(case(turns=[{"user_content": USER, "intermediate_data": events}])))
+    write(
+        "e.evalset.json", evalset(case(turns=[{"user_content": USER, "intermediate_data": events}]))
+    )
     (c,) = load_suite(["e.evalset.json"]).eval_sets[0].cases
     assert isinstance(c.conversation[0].intermediate_data, InvocationEvents)
-    assert [(t.name, t.args) for t in c.conversation[0].tool_calls()] == [("x", {"n": 1}), ("y", {})]
+    assert [(t.name, t.args) for t in c.conversation[0].tool_calls()] == [
+        ("x", {"n": 1}),
+        ("y", {}),
+    ]
 
 
 def test_empty_intermediate_data_is_the_hand_written_form(write):
@@ -87,11 +115,18 @@ def test_empty_intermediate_data_is_the_hand_written_form(write):
 
 
 def test_rubrics_and_intermediate_responses_load(write):
-    rubric = {"rubric_id": "r1", "rubric_content": {"text_property": "Mentions the city."}, "type": "FINAL_RESPONSE_QUALITY"}
+    rubric = {
+        "rubric_id": "r1",
+        "rubric_content": {"text_property": "Mentions the city."},
+        "type": "FINAL_RESPONSE_QUALITY",
+    }
     turn = {
         "user_content": USER,
         "final_response": ANSWER,
-        "intermediate_data": {"tool_uses": [], "intermediate_responses": [["sub_agent", [{"text": "working"}]]]},
+        "intermediate_data": {
+            "tool_uses": [],
+            "intermediate_responses": [["sub_agent", [{"text": "working"}]]],
+        },
         "rubrics": [rubric],
     }
     write("r.evalset.json", evalset(case(turns=[turn], rubrics=[rubric])))
@@ -109,17 +144,26 @@ def test_conversation_scenario_case_loads(write):
 
 def test_legacy_rows_are_one_case_with_ids_from_the_path(write):
     rows = [
-        {"query": "Turn off device_3.", "expected_tool_use": [{"tool_name": "set", "tool_input": {"id": 3}}], "reference": "Done."},
+        {
+            "query": "Turn off device_3.",
+            "expected_tool_use": [{"tool_name": "set", "tool_input": {"id": 3}}],
+            "reference": "Done.",
+        },
         {"query": "And device_4?", "expected_tool_use": [], "reference": "Also done."},
     ]
     write("evals/home/turn_off.test.json", rows)
-    write("evals/home/initial.session.json", {"app_name": "home", "user_id": "u7", "state": {"x": 1}})
+    write(
+        "evals/home/initial.session.json", {"app_name": "home", "user_id": "u7", "state": {"x": 1}}
+    )
     suite = load_suite(["evals"])
     (loaded,) = suite.eval_sets
     assert (loaded.eval_set_id, loaded.form) == ("home/turn_off", "legacy_rows")
     (c,) = loaded.cases
     assert c.eval_id == "turn_off"
-    assert [t.user_content.text() for t in c.conversation] == ["Turn off device_3.", "And device_4?"]
+    assert [t.user_content.text() for t in c.conversation] == [
+        "Turn off device_3.",
+        "And device_4?",
+    ]
     assert c.conversation[0].tool_calls()[0].args == {"id": 3}
     assert c.conversation[1].final_response.text() == "Also done."
     assert c.session_input.user_id == "u7" and c.session_input.state == {"x": 1}
@@ -129,7 +173,11 @@ def test_legacy_rows_are_one_case_with_ids_from_the_path(write):
 
 def test_legacy_list_of_cases(write):
     data = [
-        {"name": "first", "data": [{"query": "hi", "reference": "hello"}], "initial_session": {"app_name": "a", "user_id": "u", "state": {}}},
+        {
+            "name": "first",
+            "data": [{"query": "hi", "reference": "hello"}],
+            "initial_session": {"app_name": "a", "user_id": "u", "state": {}},
+        },
         {"name": "second", "data": [{"query": "bye", "reference": "goodbye"}]},
     ]
     write("old.test.json", data)
@@ -187,7 +235,10 @@ def test_config_beside_each_file_else_defaults(write):
 def test_config_flag_overrides_every_file(write):
     write("a/x.evalset.json", evalset(case(), eval_set_id="x"))
     write("a/test_config.json", {"criteria": {"response_match_score": 0.5}})
-    write("cfg.json", {"criteria": {"tool_trajectory_avg_score": {"threshold": 0.9, "matchType": "in-order"}}})
+    write(
+        "cfg.json",
+        {"criteria": {"tool_trajectory_avg_score": {"threshold": 0.9, "matchType": "in-order"}}},
+    )
     (x,) = load_suite(["a"], "cfg.json").eval_sets
     assert list(x.config.criteria) == ["tool_trajectory_avg_score"]
     assert x.config.criteria["tool_trajectory_avg_score"].match_type.name == "IN_ORDER"

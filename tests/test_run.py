@@ -33,12 +33,27 @@ def turn(user: str, answer: str | None, tools=()):
 WEATHER = {
     "eval_set_id": "weather",
     "eval_cases": [
-        {"eval_id": "paris", "conversation": [turn("Weather in Paris?", "It is 18 degrees in Paris.", [("get_weather", {"city": "Paris"})])]},
+        {
+            "eval_id": "paris",
+            "conversation": [
+                turn(
+                    "Weather in Paris?",
+                    "It is 18 degrees in Paris.",
+                    [("get_weather", {"city": "Paris"})],
+                )
+            ],
+        },
         {
             "eval_id": "two_cities",
             "conversation": [
-                turn("Weather in Paris?", "It is 18 degrees in Paris.", [("get_weather", {"city": "Paris"})]),
-                turn("And Tokyo?", "It is 25 degrees in Tokyo.", [("get_weather", {"city": "Tokyo"})]),
+                turn(
+                    "Weather in Paris?",
+                    "It is 18 degrees in Paris.",
+                    [("get_weather", {"city": "Paris"})],
+                ),
+                turn(
+                    "And Tokyo?", "It is 25 degrees in Tokyo.", [("get_weather", {"city": "Tokyo"})]
+                ),
             ],
         },
     ],
@@ -46,17 +61,35 @@ WEATHER = {
 
 GOOD = {
     "paris": {"text": "It is 18 degrees in Paris.", "tools": [["get_weather", {"city": "Paris"}]]},
-    "two_cities/0": {"text": "It is 18 degrees in Paris.", "tools": [["get_weather", {"city": "Paris"}]]},
-    "two_cities/1": {"text": "It is 25 degrees in Tokyo.", "tools": [["get_weather", {"city": "Tokyo"}]]},
+    "two_cities/0": {
+        "text": "It is 18 degrees in Paris.",
+        "tools": [["get_weather", {"city": "Paris"}]],
+    },
+    "two_cities/1": {
+        "text": "It is 25 degrees in Tokyo.",
+        "tools": [["get_weather", {"city": "Tokyo"}]],
+    },
 }
 
 
-def run(write, table: dict, *flags: str, evals: dict = WEATHER, config: dict | None = None) -> tuple[int, Results]:
+def run(
+    write, table: dict, *flags: str, evals: dict = WEATHER, config: dict | None = None
+) -> tuple[int, Results]:
     write("evals/weather.evalset.json", evals)
     if config is not None:
         write("evals/test_config.json", config)
     write("table.json", table)
-    code = main(["run", "evals", "--command", python_command(TABLE_AGENT, "table.json"), "--out", "results.json", *flags])
+    code = main(
+        [
+            "run",
+            "evals",
+            "--command",
+            python_command(TABLE_AGENT, "table.json"),
+            "--out",
+            "results.json",
+            *flags,
+        ]
+    )
     return code, Results.model_validate_json(Path("results.json").read_text())
 
 
@@ -71,9 +104,18 @@ def test_all_pass_exit_0_and_results_match_the_schema(write, capsys):
     jsonschema.validate(json.loads(Path("results.json").read_text()), schema)
     assert results.schema_ == "agent-eval-results/1"
     paris = case_of(results, "paris")
-    assert paris.status == "passed" and paris.file == "evals/weather.evalset.json" and paris.line == 4
-    assert paris.metrics["tool_trajectory_avg_score"].model_dump(include={"axis", "score", "threshold", "status", "runs", "invocations"}) == {
-        "axis": "trajectory", "score": 1.0, "threshold": 1.0, "status": "passed", "runs": [1.0], "invocations": [[1.0]],
+    assert (
+        paris.status == "passed" and paris.file == "evals/weather.evalset.json" and paris.line == 4
+    )
+    assert paris.metrics["tool_trajectory_avg_score"].model_dump(
+        include={"axis", "score", "threshold", "status", "runs", "invocations"}
+    ) == {
+        "axis": "trajectory",
+        "score": 1.0,
+        "threshold": 1.0,
+        "status": "passed",
+        "runs": [1.0],
+        "invocations": [[1.0]],
     }
     assert paris.metrics["response_match_score"].axis == "response"
     record = paris.runs[0].invocations[0]
@@ -86,7 +128,13 @@ def test_all_pass_exit_0_and_results_match_the_schema(write, capsys):
 
 
 def test_a_failing_turn_fails_the_case_with_adk_scores(write):
-    table = {**GOOD, "two_cities/1": {"text": "Tokyo is sunny and warm today.", "tools": [["get_weather", {"city": "Kyoto"}]]}}
+    table = {
+        **GOOD,
+        "two_cities/1": {
+            "text": "Tokyo is sunny and warm today.",
+            "tools": [["get_weather", {"city": "Kyoto"}]],
+        },
+    }
     code, results = run(write, table)
     assert code == 1
     two = case_of(results, "two_cities")
@@ -116,7 +164,9 @@ def test_an_errored_run_keeps_its_finished_turns_and_never_passes(write):
     assert code == 1 and two.status == "errored"
     assert "model overloaded" in two.runs[0].error and "model overloaded" in two.note
     first, second = two.runs[0].invocations
-    assert first.actual.final_response.text() == "It is 18 degrees in Paris." and second.actual is None
+    assert (
+        first.actual.final_response.text() == "It is 18 degrees in Paris." and second.actual is None
+    )
     assert all(m.status == "not_evaluated" and m.score is None for m in two.metrics.values())
 
 
@@ -131,12 +181,18 @@ def test_a_timed_out_run_is_errored(write):
 def test_a_crashing_agent_errors_only_its_case(write):
     table = {**GOOD, "paris": {"exit": 3}}
     code, results = run(write, table, "--concurrency", "1")
-    assert case_of(results, "paris").status == "errored"
+    assert case_of(results, "paris").status == "errored" and code == 1
     assert case_of(results, "two_cities").status == "passed"
 
 
 def test_trajectory_policy_overrides_match_type(write):
-    table = {**GOOD, "paris": {"text": "It is 18 degrees in Paris.", "tools": [["auth", {}], ["get_weather", {"city": "Paris"}]]}}
+    table = {
+        **GOOD,
+        "paris": {
+            "text": "It is 18 degrees in Paris.",
+            "tools": [["auth", {}], ["get_weather", {"city": "Paris"}]],
+        },
+    }
     _, business = run(write, table, "--trajectory-policy", "business")
     assert case_of(business, "paris").metrics["tool_trajectory_avg_score"].score == 1.0
     assert business.eval_sets[0].criteria["tool_trajectory_avg_score"]["match_type"] == "IN_ORDER"
@@ -146,7 +202,17 @@ def test_trajectory_policy_overrides_match_type(write):
 
 
 def test_missing_expected_answer_scores_zero_as_in_adk(write):
-    evals = {"eval_set_id": "weather", "eval_cases": [{"eval_id": "paris", "conversation": [turn("Weather in Paris?", None, [("get_weather", {"city": "Paris"})])]}]}
+    evals = {
+        "eval_set_id": "weather",
+        "eval_cases": [
+            {
+                "eval_id": "paris",
+                "conversation": [
+                    turn("Weather in Paris?", None, [("get_weather", {"city": "Paris"})])
+                ],
+            }
+        ],
+    }
     _, results = run(write, GOOD, evals=evals)
     assert case_of(results, "paris").metrics["response_match_score"].score == 0.0
 
@@ -154,11 +220,22 @@ def test_missing_expected_answer_scores_zero_as_in_adk(write):
 def test_scenario_cases_are_not_evaluated_with_a_note(write):
     evals = {
         "eval_set_id": "weather",
-        "eval_cases": [*WEATHER["eval_cases"], {"eval_id": "sim", "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "ask"}}],
+        "eval_cases": [
+            *WEATHER["eval_cases"],
+            {
+                "eval_id": "sim",
+                "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "ask"},
+            },
+        ],
     }
     code, results = run(write, GOOD, evals=evals)
     sim = case_of(results, "sim")
-    assert code == 1 and sim.status == "not_evaluated" and "not supported yet" in sim.note and sim.runs == []
+    assert (
+        code == 1
+        and sim.status == "not_evaluated"
+        and "not supported yet" in sim.note
+        and sim.runs == []
+    )
 
 
 def test_json_format_prints_the_results(write, capsys):
@@ -188,10 +265,20 @@ def test_github_source_is_recorded(write, monkeypatch):
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_cancellation_writes_partial_results_and_exits_3(write, signum):
     write("evals/weather.evalset.json", WEATHER)
-    write("table.json", {**GOOD, "two_cities": {"sleep": 60}})
+    write("table.json", {**GOOD, "two_cities/0": {"sleep": 60}})
     command = python_command(TABLE_AGENT, "table.json")
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command, "--out", "results.json"],
+        [
+            sys.executable,
+            "-m",
+            "agent_eval_action",
+            "run",
+            "evals",
+            "--command",
+            command,
+            "--out",
+            "results.json",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -209,3 +296,27 @@ def test_cancellation_writes_partial_results_and_exits_3(write, signum):
     two = case_of(results, "two_cities")
     assert two.status == "errored" and "cancelled" in two.runs[0].error
     assert "PARTIAL" in out
+
+
+def test_judged_metrics_parse_and_are_not_evaluated_until_the_judge_exists(write):
+    config = {
+        "criteria": {
+            "tool_trajectory_avg_score": 1.0,
+            "final_response_match_v2": {
+                "threshold": 0.8,
+                "judgeModelOptions": {"judgeModel": "gemini-2.5-pro", "numSamples": 3},
+            },
+        }
+    }
+    code, results = run(write, GOOD, config=config)
+    paris = case_of(results, "paris")
+    judged = paris.metrics["final_response_match_v2"]
+    assert (
+        judged.status == "not_evaluated"
+        and judged.score is None
+        and "not computed yet" in judged.error
+    )
+    assert paris.metrics["tool_trajectory_avg_score"].status == "passed"
+    assert paris.status == "not_evaluated" and code == 1
+    options = results.eval_sets[0].criteria["final_response_match_v2"]["judge_model_options"]
+    assert options == {"judge_model": "gemini-2.5-pro", "num_samples": 3, "parallelism_limit": 1}

@@ -19,13 +19,19 @@ def evalset(*cases, eval_set_id="demo"):
 
 
 def case(eval_id="c1", tool_uses=None, **turn_extra):
-    turn = {"user_content": USER, "final_response": ANSWER, "intermediate_data": {"tool_uses": tool_uses or []}}
+    turn = {
+        "user_content": USER,
+        "final_response": ANSWER,
+        "intermediate_data": {"tool_uses": tool_uses or []},
+    }
     turn.update(turn_extra)
     return {"eval_id": eval_id, "conversation": [turn]}
 
 
 def line_of(path: Path, needle: str) -> int:
-    for number, text in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+    for number, text in enumerate(
+        path.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+    ):
         if needle in text:
             return number
     raise AssertionError(f"{needle!r} not in {path}")
@@ -46,7 +52,10 @@ def run_cli(capsys, *paths: str, config: str | None = None) -> str:
 
 
 def test_evalset_tool_call_with_legacy_keys(write, capsys):
-    path = write("evals/refund.evalset.json", evalset(case(tool_uses=[{"tool_name": "refund", "tool_input": {}}])))
+    path = write(
+        "evals/refund.evalset.json",
+        evalset(case(tool_uses=[{"tool_name": "refund", "tool_input": {}}])),
+    )
     message = run_cli(capsys, "evals")
     line = line_of(path, '"tool_name"') - 1  # the call object starts on the line before
     assert message == (
@@ -68,15 +77,20 @@ def test_legacy_row_tool_call_with_evalset_keys(write, capsys):
 def test_duplicate_eval_ids(write, capsys):
     path = write("d.evalset.json", evalset(case("same"), case("same")))
     message = run_cli(capsys, "d.evalset.json")
-    second = [n for n, t in enumerate(path.read_text().splitlines(), 1) if '"eval_id": "same"' in t][1] - 1
-    assert message.startswith(f"error: d.evalset.json:{second}: duplicate eval_id \"same\"")
+    second = [
+        n for n, t in enumerate(path.read_text().splitlines(), 1) if '"eval_id": "same"' in t
+    ][1] - 1
+    assert message.startswith(f'error: d.evalset.json:{second}: duplicate eval_id "same"')
 
 
 def test_duplicate_eval_set_ids_across_files(write, capsys):
     write("a.evalset.json", evalset(case()))
     write("b.evalset.json", evalset(case()))
     message = run_cli(capsys, "a.evalset.json", "b.evalset.json")
-    assert message == 'error: b.evalset.json: eval_set_id "demo" is also used by a.evalset.json; each eval set needs its own id'
+    assert (
+        message
+        == 'error: b.evalset.json: eval_set_id "demo" is also used by a.evalset.json; each eval set needs its own id'
+    )
 
 
 def test_unknown_metric_with_suggestion(write, capsys):
@@ -89,10 +103,60 @@ def test_unknown_metric_with_suggestion(write, capsys):
     )
 
 
-def test_judge_metric_is_said_to_be_unsupported(write, capsys):
+def test_vertex_only_metric_is_said_to_be_unsupported(write, capsys):
     write("d.evalset.json", evalset(case()))
-    write("test_config.json", {"criteria": {"final_response_match_v2": 0.5}})
-    assert "not supported" in run_cli(capsys, "d.evalset.json")
+    write("test_config.json", {"criteria": {"response_evaluation_score": 0.5}})
+    assert "not supported: it needs Vertex AI" in run_cli(capsys, "d.evalset.json")
+
+
+@pytest.mark.parametrize(
+    ("criterion", "message"),
+    [
+        (
+            {"threshold": 0.8, "judgeModelOptions": {"numSamples": 0}},
+            "judgeModelOptions.num_samples: Input should be greater than or equal to 1",
+        ),
+        (
+            {"threshold": 0.8, "judge_model_options": {"judge_modle": "x"}},
+            'judge_model_options.judge_modle: unknown key "judge_modle"',
+        ),
+        (
+            {"threshold": 0.8, "judge_model_options": "gemini"},
+            "judge_model_options: Input should be a valid dictionary or instance of JudgeModelOptions",
+        ),
+    ],
+)
+def test_bad_judge_model_options(write, capsys, criterion, message):
+    write("d.evalset.json", evalset(case()))
+    path = write("test_config.json", {"criteria": {"final_response_match_v2": criterion}})
+    line = line_of(path, "udge")
+    assert run_cli(capsys, "d.evalset.json") == (
+        f'error: test_config.json:{line}: criterion "final_response_match_v2": {message}'
+    )
+
+
+def test_bad_rubric_in_criterion(write, capsys):
+    write("d.evalset.json", evalset(case()))
+    criterion = {"threshold": 0.5, "rubrics": [{"rubric_id": "r1"}]}
+    write("test_config.json", {"criteria": {"rubric_based_tool_use_quality_v1": criterion}})
+    assert run_cli(capsys, "d.evalset.json").endswith("rubrics.0.rubric_content: Field required")
+
+
+def test_criterion_object_without_threshold(write, capsys):
+    write("d.evalset.json", evalset(case()))
+    write("test_config.json", {"criteria": {"tool_trajectory_avg_score": {"match_type": "EXACT"}}})
+    assert run_cli(capsys, "d.evalset.json").endswith(
+        'criterion "tool_trajectory_avg_score" needs a numeric "threshold"'
+    )
+
+
+def test_non_boolean_flag(write, capsys):
+    write("d.evalset.json", evalset(case()))
+    write(
+        "test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "ignore_args": "yes"}}},
+    )
+    assert run_cli(capsys, "d.evalset.json").endswith('"ignore_args" must be true or false')
 
 
 def test_informational_metric_in_criteria(write, capsys):
@@ -103,7 +167,10 @@ def test_informational_metric_in_criteria(write, capsys):
 
 def test_misspelled_criterion_key_warns_but_runs(write):
     write("d.evalset.json", evalset(case()))
-    path = write("test_config.json", {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_typ": "IN_ORDER"}}})
+    path = write(
+        "test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": {"threshold": 1.0, "match_typ": "IN_ORDER"}}},
+    )
     suite = load_suite(["d.evalset.json"])
     assert suite.warnings == [
         f'test_config.json:{line_of(path, "match_typ")}: warning: "tool_trajectory_avg_score" has no option '
@@ -114,7 +181,9 @@ def test_misspelled_criterion_key_warns_but_runs(write):
 @pytest.mark.parametrize("threshold", [1.5, -0.1])
 def test_threshold_outside_unit_interval(write, capsys, threshold):
     write("d.evalset.json", evalset(case()))
-    path = write("test_config.json", {"criteria": {"response_match_score": {"threshold": threshold}}})
+    path = write(
+        "test_config.json", {"criteria": {"response_match_score": {"threshold": threshold}}}
+    )
     message = run_cli(capsys, "d.evalset.json")
     assert message == (
         f'error: test_config.json:{line_of(path, "threshold")}: criterion "response_match_score": '
@@ -136,7 +205,10 @@ def test_threshold_of_wrong_type(write, capsys):
 
 def test_bad_match_type(write, capsys):
     write("d.evalset.json", evalset(case()))
-    write("test_config.json", {"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "FUZZY"}}})
+    write(
+        "test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": {"threshold": 1, "match_type": "FUZZY"}}},
+    )
     message = run_cli(capsys, "d.evalset.json")
     assert message.startswith("error: test_config.json:") and "FUZZY" in message
 
@@ -158,7 +230,10 @@ def test_empty_legacy_list(write, capsys):
 
 
 def test_invalid_json_names_line_and_column(write, capsys):
-    write("d.evalset.json", '{\n  "eval_set_id": "x",\n  "eval_cases": [\n    {"eval_id": "a",}\n  ]\n}\n')
+    write(
+        "d.evalset.json",
+        '{\n  "eval_set_id": "x",\n  "eval_cases": [\n    {"eval_id": "a",}\n  ]\n}\n',
+    )
     assert run_cli(capsys, "d.evalset.json") == (
         "error: d.evalset.json:4: invalid JSON (column 21): Expecting property name enclosed in double quotes"
     )
@@ -166,7 +241,9 @@ def test_invalid_json_names_line_and_column(write, capsys):
 
 def test_not_utf8(write, capsys):
     write("d.evalset.json", b'{"eval_set_id": "x",\n "eval_cases": ["\xff"]}')
-    assert run_cli(capsys, "d.evalset.json") == "error: d.evalset.json:2: not UTF-8 text (byte 0xff)"
+    assert (
+        run_cli(capsys, "d.evalset.json") == "error: d.evalset.json:2: not UTF-8 text (byte 0xff)"
+    )
 
 
 def test_unknown_key_inside_an_invocation(write, capsys):
@@ -191,7 +268,9 @@ def test_case_with_both_conversation_and_scenario(write, capsys):
     c = case()
     c["conversation_scenario"] = {"starting_prompt": "a", "conversation_plan": "b"}
     write("d.evalset.json", evalset(c))
-    assert 'exactly one of "conversation" or "conversation_scenario"' in run_cli(capsys, "d.evalset.json")
+    assert 'exactly one of "conversation" or "conversation_scenario"' in run_cli(
+        capsys, "d.evalset.json"
+    )
 
 
 def test_turn_with_legacy_query_key(write, capsys):
@@ -218,20 +297,31 @@ def test_custom_metric_that_cannot_be_imported(write, capsys):
     write("d.evalset.json", evalset(case()))
     write(
         "test_config.json",
-        {"criteria": {"mine": 0.5}, "custom_metrics": {"mine": {"code_config": {"name": "no_such_module.fn"}}}},
+        {
+            "criteria": {"mine": 0.5},
+            "custom_metrics": {"mine": {"code_config": {"name": "no_such_module.fn"}}},
+        },
     )
     message = run_cli(capsys, "d.evalset.json")
-    assert message.startswith('error: test_config.json:') and 'custom metric "mine"' in message
+    assert message.startswith("error: test_config.json:") and 'custom metric "mine"' in message
 
 
 def test_legacy_row_without_query(write, capsys):
     path = write("d.test.json", [{"reference": "x"}])
-    assert run_cli(capsys, "d.test.json") == f'error: d.test.json:{line_of(path, "reference") - 1}: a legacy row needs a "query" string'
+    assert (
+        run_cli(capsys, "d.test.json")
+        == f'error: d.test.json:{line_of(path, "reference") - 1}: a legacy row needs a "query" string'
+    )
 
 
 def test_bad_flags_exit_2(write, capsys):
     write("d.evalset.json", evalset(case()))
-    for flags in (["--num-runs", "0"], ["--concurrency", "x"], ["--timeout", "-1"], ["--trajectory-policy", "loose"]):
+    for flags in (
+        ["--num-runs", "0"],
+        ["--concurrency", "x"],
+        ["--timeout", "-1"],
+        ["--trajectory-policy", "loose"],
+    ):
         with pytest.raises(SystemExit) as exit_info:
             main(["run", "d.evalset.json", "--command", "x", *flags])
         assert exit_info.value.code == 2
@@ -240,7 +330,10 @@ def test_bad_flags_exit_2(write, capsys):
 
 def test_command_that_cannot_start(write, capsys):
     write("d.evalset.json", evalset(case()))
-    assert main(["run", "d.evalset.json", "--command", "/no/such/agent", "--out", "out/results.json"]) == 2
+    assert (
+        main(["run", "d.evalset.json", "--command", "/no/such/agent", "--out", "out/results.json"])
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: --command:") and not Path("out").exists()
 

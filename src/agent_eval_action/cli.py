@@ -65,17 +65,42 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="CMD",
         help="the agent as a command speaking the JSON-lines runner protocol (see docs/runner-protocol.md)",
     )
-    run.add_argument("--config", metavar="FILE", help="test_config.json for every eval file (default: the one beside each file, else ADK's defaults)")
-    run.add_argument("--num-runs", type=_positive_int, default=1, metavar="N", help="runs per case (default 1)")
-    run.add_argument("--concurrency", type=_positive_int, default=8, metavar="N", help="agent workers at once (default 8)")
-    run.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS", help="limit for one case-run, all its turns (default 600)")
+    run.add_argument(
+        "--config",
+        metavar="FILE",
+        help="test_config.json for every eval file (default: the one beside each file, else ADK's defaults)",
+    )
+    run.add_argument(
+        "--num-runs", type=_positive_int, default=1, metavar="N", help="runs per case (default 1)"
+    )
+    run.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=8,
+        metavar="N",
+        help="agent workers at once (default 8)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="limit for one case-run, all its turns (default 600)",
+    )
     run.add_argument(
         "--trajectory-policy",
         choices=("business", "strict"),
         help="override every trajectory match_type: business = IN_ORDER, strict = EXACT",
     )
-    run.add_argument("--format", choices=FORMATS, default="table", help="what to print (default table)")
-    run.add_argument("--out", default="results.json", metavar="FILE", help="where to write the Results (default results.json)")
+    run.add_argument(
+        "--format", choices=FORMATS, default="table", help="what to print (default table)"
+    )
+    run.add_argument(
+        "--out",
+        default="results.json",
+        metavar="FILE",
+        help="where to write the Results (default results.json)",
+    )
     run.set_defaults(handler=_run)
     return parser
 
@@ -120,10 +145,17 @@ def _run(args: argparse.Namespace) -> int:
     def on_trace(trace) -> None:  # type: ignore[no-untyped-def]
         finished.append(trace)
         mark = "ok" if trace.error is None else f"ERROR: {trace.error}"
-        print(f"  {trace.eval_set_id} / {trace.eval_id} run {trace.run}: {mark} ({trace.duration_s:.1f}s)", file=sys.stderr)
+        print(
+            f"  {trace.eval_set_id} / {trace.eval_id} run {trace.run}: {mark} ({trace.duration_s:.1f}s)",
+            file=sys.stderr,
+        )
 
     coroutine = run_command_suite(
-        the_plan.requests, args.command, concurrency=args.concurrency, timeout=args.timeout, on_trace=on_trace
+        the_plan.requests,
+        args.command,
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        on_trace=on_trace,
     )
     try:
         traces, cancelled = _run_cancellable(coroutine), False

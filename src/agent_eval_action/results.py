@@ -105,7 +105,13 @@ class Usage(BaseModel):
     cost_usd: float | None = None
 
     def add(self, other: Usage) -> None:
-        for name in ("judge_calls", "judge_reused", "prompt_tokens", "output_tokens", "thinking_tokens"):
+        for name in (
+            "judge_calls",
+            "judge_reused",
+            "prompt_tokens",
+            "output_tokens",
+            "thinking_tokens",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd

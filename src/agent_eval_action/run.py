@@ -60,7 +60,9 @@ def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> P
     return result
 
 
-def effective_criteria(eval_set: LoadedEvalSet, trajectory_policy: str | None) -> dict[str, Criterion]:
+def effective_criteria(
+    eval_set: LoadedEvalSet, trajectory_policy: str | None
+) -> dict[str, Criterion]:
     """The criteria as scored: `--trajectory-policy` overrides the trajectory match type."""
     criteria = dict(eval_set.config.criteria)
     trajectory = criteria.get("tool_trajectory_avg_score")
@@ -78,7 +80,9 @@ def score_plan(plan: Plan, traces: Sequence[CaseRunTrace]) -> list[CaseResult]:
     cases = []
     for eval_set in plan.suite.eval_sets:
         for case in eval_set.cases:
-            runs = sorted(by_case.get((eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run)
+            runs = sorted(
+                by_case.get((eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run
+            )
             cases.append(
                 score_case(
                     eval_set,
@@ -136,7 +140,8 @@ def build_results(
                 form=s.form,
                 config=s.config.source,
                 criteria={
-                    name: c.model_dump(mode="json") for name, c in plan.criteria[s.eval_set_id].items()
+                    name: c.model_dump(mode="json", exclude_none=True)
+                    for name, c in plan.criteria[s.eval_set_id].items()
                 },
             )
             for s in plan.suite.eval_sets

@@ -36,7 +36,13 @@ def case_sha256(case: EvalCase) -> str:
     """Hash of what the case expects and how it starts, to spot changed expectations."""
     data = case.model_dump(mode="json", exclude={"creation_timestamp"}, exclude_none=True)
     for turn in data.get("conversation") or ():
-        for volatile in ("invocation_id", "creation_timestamp", "duration", "model_duration", "tool_duration"):
+        for volatile in (
+            "invocation_id",
+            "creation_timestamp",
+            "duration",
+            "model_duration",
+            "tool_duration",
+        ):
             turn.pop(volatile, None)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -85,7 +91,9 @@ def score_case(
     return result
 
 
-def _score_run(metric: Metric, criterion: Criterion, expected: list[Invocation], trace: CaseRunTrace) -> RunScore:
+def _score_run(
+    metric: Metric, criterion: Criterion, expected: list[Invocation], trace: CaseRunTrace
+) -> RunScore:
     try:
         return metric.score_run(criterion, expected, trace.turns)
     except Exception as err:  # a metric bug makes the metric not_evaluated, never passed
@@ -93,7 +101,10 @@ def _score_run(metric: Metric, criterion: Criterion, expected: list[Invocation],
 
 
 def _metric_result(
-    metric: Metric, criterion: Criterion, traces: Sequence[CaseRunTrace], scores: dict[int, RunScore]
+    metric: Metric,
+    criterion: Criterion,
+    traces: Sequence[CaseRunTrace],
+    scores: dict[int, RunScore],
 ) -> MetricResult:
     score = _case_score(list(scores.values()))
     errors = sorted({s.error for s in scores.values() if s.error})
@@ -123,7 +134,9 @@ def _case_score(runs: list[RunScore]) -> float | None:
     if len(runs) == 1:
         return runs[0].overall
     pooled = [s for r in runs for s in r.invocations if s is not None]
-    if not pooled or any(len(r.invocations) == 0 for r in runs):  # e.g. custom metrics without turns
+    if not pooled or any(
+        len(r.invocations) == 0 for r in runs
+    ):  # e.g. custom metrics without turns
         return statistics.mean(r.overall for r in runs)
     return statistics.mean(pooled)
 
@@ -159,4 +172,6 @@ def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
                 duration_s=None if turn is None else turn.duration_s,
             )
         )
-    return RunRecord(run=trace.run, invocations=invocations, error=trace.error, duration_s=trace.duration_s)
+    return RunRecord(
+        run=trace.run, invocations=invocations, error=trace.error, duration_s=trace.duration_s
+    )

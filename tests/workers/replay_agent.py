@@ -15,7 +15,10 @@ from agent_eval_action.evalset.loader import load_suite
 def main() -> None:
     suite = load_suite(sys.argv[1:])
     expected = {
-        (s.eval_set_id, c.eval_id): c.conversation for s in suite.eval_sets for c in s.cases if c.conversation
+        (s.eval_set_id, c.eval_id): c.conversation
+        for s in suite.eval_sets
+        for c in s.cases
+        if c.conversation
     }
     for line in sys.stdin:
         request = json.loads(line)
@@ -24,7 +27,9 @@ def main() -> None:
         turn = expected[(request["eval_set_id"], request["eval_id"])][request["turn"]]
         answer = {
             "id": request["id"],
-            "final_response": turn.final_response.model_dump(mode="json") if turn.final_response else None,
+            "final_response": turn.final_response.model_dump(mode="json")
+            if turn.final_response
+            else None,
             "tool_uses": [call.model_dump(mode="json") for call in turn.tool_calls()],
         }
         print(json.dumps(answer), flush=True)

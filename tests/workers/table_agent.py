@@ -20,7 +20,11 @@ def main() -> None:
             continue
         eval_id, turn, run = request["eval_id"], request["turn"], request["run"]
         entry = next(
-            (table[k] for k in (f"{eval_id}/{turn}/{run}", f"{eval_id}/{turn}", eval_id) if k in table),
+            (
+                table[k]
+                for k in (f"{eval_id}/{turn}/{run}", f"{eval_id}/{turn}", eval_id)
+                if k in table
+            ),
             {"text": ""},
         )
         if "sleep" in entry:

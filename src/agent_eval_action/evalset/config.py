@@ -12,8 +12,16 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer
-from pydantic.alias_generators import to_snake
+from pydantic import (
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_serializer,
+)
+from pydantic.alias_generators import to_camel, to_snake
 
 from ..errors import InputError
 from ..metrics import AXES, Axis, Metric, registry
@@ -21,10 +29,26 @@ from ..metrics.custom import custom_metric
 from ..metrics.trajectory import MatchType
 from . import jsonpos
 from .files import read_text
+from .models import Rubric
 
 DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 DEFAULTS_SOURCE = "ADK defaults"
 _TOP_LEVEL_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
+
+
+class JudgeModelOptions(BaseModel):
+    """ADK's judge options for LLM-judged metrics (camelCase accepted)."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(validation_alias=to_camel),
+        populate_by_name=True,
+        extra="forbid",
+    )
+
+    judge_model: str = "gemini-2.5-flash"
+    judge_model_config: dict[str, Any] | None = None
+    num_samples: int = Field(5, ge=1)
+    parallelism_limit: int = Field(1, ge=1)
 
 
 class Criterion(BaseModel):
@@ -35,6 +59,8 @@ class Criterion(BaseModel):
     threshold: float
     match_type: MatchType = MatchType.EXACT
     ignore_args: bool = False
+    judge_model_options: JudgeModelOptions | None = None
+    rubrics: list[Rubric] | None = None
 
     @field_serializer("match_type")
     def _match_type_name(self, value: MatchType) -> str:
@@ -65,9 +91,22 @@ class EvalConfig(BaseModel):
                 try:
                     metric = custom_metric(name, spec.function, spec.axis)
                 except ImportError as err:
-                    raise InputError(f'custom metric "{name}": {err}', self.source, self.lines.get(name)) from None
+                    raise InputError(
+                        f'custom metric "{name}": {err}', self.source, self.lines.get(name)
+                    ) from None
             resolved[name] = metric
         return resolved
+
+
+_FLAGS = (
+    "ignore_args",
+    "include_intermediate_responses_in_final",
+    "evaluate_intermediate_nl_responses",
+)
+_TYPED_OPTIONS = {
+    "judge_model_options": TypeAdapter(JudgeModelOptions),
+    "rubrics": TypeAdapter(list[Rubric]),
+}
 
 
 def default_config() -> EvalConfig:
@@ -108,7 +147,10 @@ class _Parser:
         top = _snake_keys(data)
         for snake, (key, _) in top.items():
             if snake not in _TOP_LEVEL_KEYS:
-                self.warn(f'unknown key "{key}" is ignored{_suggest(snake, sorted(_TOP_LEVEL_KEYS))}', (key,))
+                self.warn(
+                    f'unknown key "{key}" is ignored{_suggest(snake, sorted(_TOP_LEVEL_KEYS))}',
+                    (key,),
+                )
         custom = self.custom_metrics(*top.get("custom_metrics", ("custom_metrics", None)))
         criteria_key, criteria = top.get("criteria", ("criteria", None))
         if not isinstance(criteria, dict) or not criteria:
@@ -143,27 +185,44 @@ class _Parser:
                     f'custom metric "{name}" needs "code_config": {{"name": "module.function"}}',
                     (*path, code_key),
                 )
-            if name in registry.INFORMATIONAL or registry.builtin(name) or name in registry.NOT_SUPPORTED:
-                raise self.error(f'custom metric "{name}" has the name of one of ADK\'s metrics', path)
+            if (
+                name in registry.INFORMATIONAL
+                or registry.builtin(name)
+                or name in registry.NOT_SUPPORTED
+            ):
+                raise self.error(
+                    f'custom metric "{name}" has the name of one of ADK\'s metrics', path
+                )
             axis = fields.get("axis", ("axis", "response"))[1]
             if axis not in AXES:
-                raise self.error(f'custom metric "{name}": "axis" must be one of {", ".join(AXES)}', path)
+                raise self.error(
+                    f'custom metric "{name}": "axis" must be one of {", ".join(AXES)}', path
+                )
             description = fields.get("description", ("", ""))[1]
-            specs[name] = CustomMetricSpec(function=function, axis=axis, description=str(description or ""))
+            specs[name] = CustomMetricSpec(
+                function=function, axis=axis, description=str(description or "")
+            )
         return specs
 
     def criterion(self, name: str, value: Any, path: jsonpos.Path, is_custom: bool) -> Criterion:
         metric = registry.builtin(name)
         if metric is None and not is_custom:
             if name in registry.INFORMATIONAL:
-                raise self.error(f'"{name}" is informational and added by ADK itself; remove it from criteria', path)
+                raise self.error(
+                    f'"{name}" is informational and added by ADK itself; remove it from criteria',
+                    path,
+                )
             if name in registry.NOT_SUPPORTED:
-                raise self.error(f'metric "{name}" is not supported: {registry.NOT_SUPPORTED[name]}', path)
+                raise self.error(
+                    f'metric "{name}" is not supported: {registry.NOT_SUPPORTED[name]}', path
+                )
             known = registry.builtin_names() + sorted(registry.NOT_SUPPORTED)
             raise self.error(f'unknown metric "{name}"{_suggest(name, known)}', path)
         if isinstance(value, bool) or not isinstance(value, int | float | dict):
             raise self.error(f'criterion "{name}" must be a threshold number or an object', path)
-        fields = _snake_keys(value) if isinstance(value, dict) else {"threshold": ("threshold", value)}
+        fields = (
+            _snake_keys(value) if isinstance(value, dict) else {"threshold": ("threshold", value)}
+        )
         if metric is not None:
             allowed = sorted(metric.criterion_keys)
             for snake, (key, _) in fields.items():
@@ -174,21 +233,43 @@ class _Parser:
                     )
         return self._build(name, {k: v for k, (_, v) in fields.items()}, fields, path)
 
-    def _build(self, name: str, values: dict[str, Any], fields: dict, path: jsonpos.Path) -> Criterion:
+    def _build(
+        self, name: str, values: dict[str, Any], fields: dict, path: jsonpos.Path
+    ) -> Criterion:
         def at(snake: str) -> jsonpos.Path:
-            return (*path, fields[snake][0])  # a bare number has no sub-path: its own line
+            # a bare number or a missing key has no sub-path: the criterion's own line
+            return (*path, fields[snake][0]) if snake in fields else path
 
         threshold = values.get("threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
         if not 0.0 <= threshold <= 1.0:
-            raise self.error(f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold"))
+            raise self.error(
+                f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold")
+            )
         values["threshold"] = float(threshold)
         if "match_type" in values:
             try:
                 values["match_type"] = MatchType.parse(values["match_type"])
             except ValueError as err:
                 raise self.error(f'criterion "{name}": {err}', at("match_type")) from None
-        if "ignore_args" in values and not isinstance(values["ignore_args"], bool):
-            raise self.error(f'criterion "{name}": "ignore_args" must be true or false', at("ignore_args"))
+        for flag in _FLAGS:
+            if flag in values and not isinstance(values[flag], bool):
+                raise self.error(f'criterion "{name}": "{flag}" must be true or false', at(flag))
+        for key, adapter in _TYPED_OPTIONS.items():
+            if key in values:
+                try:
+                    values[key] = adapter.validate_python(values[key])
+                except ValidationError as err:
+                    raise self.error(
+                        f'criterion "{name}": {_first_error(fields[key][0], err)}', at(key)
+                    ) from None
         return Criterion(**values)
+
+
+def _first_error(key: str, err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join([key, *(to_snake(p) if isinstance(p, str) else str(p) for p in first["loc"])])
+    if first["type"] == "extra_forbidden":
+        return f'{where}: unknown key "{first["loc"][-1]}"'
+    return f"{where}: {first['msg']}"

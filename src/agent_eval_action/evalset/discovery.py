@@ -68,7 +68,8 @@ def _expand(spec: str) -> list[EvalTarget]:
         files = sorted(
             p
             for p in path.rglob("*.json")
-            if p.name.endswith(EVAL_SUFFIXES) and not _SKIP_DIRS.intersection(p.relative_to(path).parts)
+            if p.name.endswith(EVAL_SUFFIXES)
+            and not _SKIP_DIRS.intersection(p.relative_to(path).parts)
         )
         if not files:
             raise InputError(f"no *.evalset.json or *.test.json files below {display_path(path)}")

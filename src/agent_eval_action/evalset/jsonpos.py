@@ -39,7 +39,9 @@ def parse(text: str, file: str) -> Located:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON (column {err.colno}): {err.msg}", file, err.lineno) from None
+        raise InputError(
+            f"invalid JSON (column {err.colno}): {err.msg}", file, err.lineno
+        ) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file) from None
     return Located(data, _value_lines(text))

@@ -17,7 +17,16 @@ from typing import Any
 
 from ..errors import InputError
 from . import jsonpos
-from .models import Content, EvalCase, EvalSet, FunctionCall, IntermediateData, Invocation, Part, SessionInput
+from .models import (
+    Content,
+    EvalCase,
+    EvalSet,
+    FunctionCall,
+    IntermediateData,
+    Invocation,
+    Part,
+    SessionInput,
+)
 
 _ROW_KEYS = {"query", "expected_tool_use", "reference", "expected_intermediate_agent_responses"}
 _TOOL_KEYS = {"tool_name", "tool_input", "mock_tool_output"}
@@ -36,7 +45,9 @@ class LegacyConverter:
     def error(self, message: str, path: jsonpos.Path) -> InputError:
         return InputError(message, self.file, self.located.line(path))
 
-    def from_rows(self, eval_set_id: str, eval_id: str, initial_session: dict[str, Any] | None) -> EvalSet:
+    def from_rows(
+        self, eval_set_id: str, eval_id: str, initial_session: dict[str, Any] | None
+    ) -> EvalSet:
         case = self._case(eval_id, self.located.data, (), initial_session)
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=[case])
 
@@ -45,7 +56,9 @@ class LegacyConverter:
         for index, entry in enumerate(self.located.data):
             path = (index,)
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                raise self.error('a legacy case needs a "name" string and a "data" list of rows', path)
+                raise self.error(
+                    'a legacy case needs a "name" string and a "data" list of rows', path
+                )
             rows = entry.get("data")
             if not isinstance(rows, list):
                 raise self.error(f'legacy case "{entry["name"]}" needs a "data" list of rows', path)
@@ -55,7 +68,9 @@ class LegacyConverter:
             cases.append(self._case(entry["name"], rows, (*path, "data"), session))
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=cases)
 
-    def _case(self, eval_id: str, rows: list[Any], path: jsonpos.Path, session: dict | None) -> EvalCase:
+    def _case(
+        self, eval_id: str, rows: list[Any], path: jsonpos.Path, session: dict | None
+    ) -> EvalCase:
         if not rows:
             raise self.error(f'case "{eval_id}" has no rows', path)
         conversation = [self._invocation(row, (*path, i)) for i, row in enumerate(rows)]
@@ -70,18 +85,19 @@ class LegacyConverter:
 
     def _invocation(self, row: Any, path: jsonpos.Path) -> Invocation:
         if not isinstance(row, dict):
-            raise self.error("a legacy row must be an object with a \"query\"", path)
+            raise self.error('a legacy row must be an object with a "query"', path)
         if "user_content" in row or "eval_id" in row:
             raise self.error(
                 "this row is in the EvalSet schema; a list of rows must use the legacy "
-                '"query"/"expected_tool_use"/"reference" keys', path
+                '"query"/"expected_tool_use"/"reference" keys',
+                path,
             )
         if not isinstance(row.get("query"), str):
             raise self.error('a legacy row needs a "query" string', path)
         for key in row:
             if key not in _ROW_KEYS:
                 self.warnings.append(
-                    f"{self.file}:{self.located.line((*path, key))}: warning: unknown row key \"{key}\" is ignored"
+                    f'{self.file}:{self.located.line((*path, key))}: warning: unknown row key "{key}" is ignored'
                 )
         reference = row.get("reference", "")
         if not isinstance(reference, str):
@@ -101,20 +117,27 @@ class LegacyConverter:
         return Invocation(
             user_content=Content.from_text(row["query"], "user"),
             final_response=Content.from_text(reference, "model"),
-            intermediate_data=IntermediateData(tool_uses=calls, intermediate_responses=intermediate),
+            intermediate_data=IntermediateData(
+                tool_uses=calls, intermediate_responses=intermediate
+            ),
         )
 
     def _tool_call(self, tool: Any, path: jsonpos.Path) -> FunctionCall:
         if not isinstance(tool, dict):
-            raise self.error('an expected tool use must be an object with "tool_name" and "tool_input"', path)
+            raise self.error(
+                'an expected tool use must be an object with "tool_name" and "tool_input"', path
+            )
         if "tool_name" not in tool and ("name" in tool or "args" in tool):
             raise self.error(
-                'tool call uses "name"/"args"; legacy .test.json rows use "tool_name"/"tool_input"', path
+                'tool call uses "name"/"args"; legacy .test.json rows use "tool_name"/"tool_input"',
+                path,
             )
         if not isinstance(tool.get("tool_name"), str):
             raise self.error('an expected tool use needs a "tool_name" string', path)
         if "tool_input" not in tool:
-            raise self.error(f'tool use "{tool["tool_name"]}" needs "tool_input" (use {{}} for none)', path)
+            raise self.error(
+                f'tool use "{tool["tool_name"]}" needs "tool_input" (use {{}} for none)', path
+            )
         args = tool["tool_input"]
         if args is not None and not isinstance(args, dict):
             raise self.error('"tool_input" must be an object', (*path, "tool_input"))

@@ -73,7 +73,9 @@ def _config_beside(path: Path, cache: dict[Path, EvalConfig], warnings: list[str
     if folder not in cache:
         candidate = folder / CONFIG_NAME
         cache[folder] = (
-            load_config(candidate, display_path(candidate), warnings) if candidate.is_file() else default_config()
+            load_config(candidate, display_path(candidate), warnings)
+            if candidate.is_file()
+            else default_config()
         )
     return cache[folder]
 
@@ -123,11 +125,15 @@ def _initial_session(eval_path: Path, warnings: list[str]) -> dict[str, Any] | N
     display = display_path(path)
     located = jsonpos.parse(decode(read_bytes(path, display), display), display)
     if not isinstance(located.data, dict):
-        raise InputError('an initial session must be an object with "state", "app_name", "user_id"', display, 1)
+        raise InputError(
+            'an initial session must be an object with "state", "app_name", "user_id"', display, 1
+        )
     return located.data
 
 
-def _case_lines(eval_set: EvalSet, located: jsonpos.Located, form: Form, file: str) -> dict[str, int]:
+def _case_lines(
+    eval_set: EvalSet, located: jsonpos.Located, form: Form, file: str
+) -> dict[str, int]:
     lines: dict[str, int] = {}
     for index, case in enumerate(eval_set.eval_cases):
         if form == "evalset":
@@ -137,7 +143,9 @@ def _case_lines(eval_set: EvalSet, located: jsonpos.Located, form: Form, file: s
             line = located.line((index,)) if form == "legacy_cases" else 1
         if case.eval_id in lines:
             raise InputError(
-                f'duplicate eval_id "{case.eval_id}" (first at line {lines[case.eval_id]})', file, line
+                f'duplicate eval_id "{case.eval_id}" (first at line {lines[case.eval_id]})',
+                file,
+                line,
             )
         lines[case.eval_id] = line
     return lines
@@ -171,11 +179,15 @@ class _EvalSetReader:
         data = self.located.data
         if "query" in data:
             raise self.error(
-                "this looks like one legacy row; a legacy .test.json file is a JSON list of rows", ()
+                "this looks like one legacy row; a legacy .test.json file is a JSON list of rows",
+                (),
             )
         camel = [k for k in ("evalSetId", "evalCases") if k in data]
         if camel:
-            self.warn(f'"{camel[0]}": adk eval reads only snake_case keys at the top of an EvalSet', (camel[0],))
+            self.warn(
+                f'"{camel[0]}": adk eval reads only snake_case keys at the top of an EvalSet',
+                (camel[0],),
+            )
         self._check_tool_calls(data)
         try:
             eval_set = EvalSet.model_validate(data)
@@ -188,9 +200,14 @@ class _EvalSetReader:
             raise self.error("the eval set has no cases", (cases_key,))
         for index, case in enumerate(eval_set.eval_cases):
             for key in case.model_extra or {}:
-                self.warn(f'case "{case.eval_id}": unknown key "{key}" is ignored', (cases_key, index, key))
+                self.warn(
+                    f'case "{case.eval_id}": unknown key "{key}" is ignored',
+                    (cases_key, index, key),
+                )
             if case.conversation is not None and not case.conversation:
-                raise self.error(f'case "{case.eval_id}" has an empty conversation', (cases_key, index))
+                raise self.error(
+                    f'case "{case.eval_id}" has an empty conversation', (cases_key, index)
+                )
         return eval_set
 
     def _check_tool_calls(self, data: dict[str, Any]) -> None:
@@ -204,10 +221,19 @@ class _EvalSetReader:
                 for i, call in enumerate(calls if isinstance(calls, list) else []):
                     if isinstance(call, dict) and ("tool_name" in call or "tool_input" in call):
                         path = self._resolve(
-                            ("eval_cases", ci, "conversation", ti, "intermediate_data", "tool_uses", i)
+                            (
+                                "eval_cases",
+                                ci,
+                                "conversation",
+                                ti,
+                                "intermediate_data",
+                                "tool_uses",
+                                i,
+                            )
                         )[0]
                         raise self.error(
-                            'tool call uses "tool_name"/"tool_input"; EvalSet tool calls are "name"/"args"', path
+                            'tool call uses "tool_name"/"tool_input"; EvalSet tool calls are "name"/"args"',
+                            path,
                         )
                 if isinstance(turn, dict) and "query" in turn:
                     path = self._resolve(("eval_cases", ci, "conversation", ti))[0]

@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, model_serializer, model_validator
 from pydantic.alias_generators import to_camel
 
-
 # camelCase is accepted on input only; output is always snake_case, as ADK writes it.
 _CAMEL_IN = AliasGenerator(validation_alias=to_camel)
 
@@ -179,7 +178,9 @@ class EvalCase(_Model):
     @model_validator(mode="after")
     def _one_source_of_turns(self) -> EvalCase:
         if (self.conversation is None) == (self.conversation_scenario is None):
-            raise ValueError('a case needs exactly one of "conversation" or "conversation_scenario"')
+            raise ValueError(
+                'a case needs exactly one of "conversation" or "conversation_scenario"'
+            )
         return self
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .registry import BASE_CRITERION_KEYS, Metric, RunScore, mean, register
+from .registry import BASE_CRITERION_KEYS, JUDGE_CRITERION_KEYS, Metric, RunScore, mean, register
 from .rouge import rouge1_fmeasure
 from .trajectory import calls_match
 
@@ -25,7 +25,11 @@ def tool_trajectory(
     """1.0 per turn whose tool calls match the expectation (match_type, ignore_args)."""
     return _per_turn(
         [
-            1.0 if calls_match(turn.tool_uses, want.tool_calls(), criterion.match_type, criterion.ignore_args) else 0.0
+            1.0
+            if calls_match(
+                turn.tool_uses, want.tool_calls(), criterion.match_type, criterion.ignore_args
+            )
+            else 0.0
             for want, turn in zip(expected, actual, strict=True)
         ]
     )
@@ -55,3 +59,31 @@ register(
     )
 )
 register(Metric("response_match_score", "response", response_match))
+
+
+JUDGE_PENDING = (
+    "LLM-judged metrics are not computed yet by this version, so this one is not evaluated"
+)
+
+
+def judge_pending(
+    criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
+) -> RunScore:
+    """Not evaluated, said plainly: a judged metric never passes without its judge."""
+    return RunScore(overall=None, error=JUDGE_PENDING)
+
+
+# ADK's LLM-judged metrics: their criteria are parsed and checked now; they score
+# as not_evaluated (which fails the gate) until the judge exists.
+for _name, _axis, _keys in (
+    ("final_response_match_v2", "response", JUDGE_CRITERION_KEYS),
+    ("rubric_based_final_response_quality_v1", "response", JUDGE_CRITERION_KEYS | {"rubrics"}),
+    ("rubric_based_tool_use_quality_v1", "trajectory", JUDGE_CRITERION_KEYS | {"rubrics"}),
+    (
+        "hallucinations_v1",
+        "response",
+        JUDGE_CRITERION_KEYS | {"evaluate_intermediate_nl_responses"},
+    ),
+    ("safety_v1", "response", BASE_CRITERION_KEYS),
+):
+    register(Metric(_name, _axis, judge_pending, _keys))

@@ -43,7 +43,9 @@ def import_function(path: str) -> Callable[..., Any]:
     return function
 
 
-def actual_invocations(expected: Sequence[Invocation], actual: Sequence[ActualTurn]) -> list[Invocation]:
+def actual_invocations(
+    expected: Sequence[Invocation], actual: Sequence[ActualTurn]
+) -> list[Invocation]:
     """The agent's turns in the shape of ADK's Invocation (one per expected turn)."""
     return [
         Invocation(
@@ -65,7 +67,9 @@ def _adk_arguments(name: str, criterion: Criterion, invocations: list[list[Invoc
         from google.adk.evaluation.eval_case import Invocation as AdkInvocation
         from google.adk.evaluation.eval_metrics import BaseCriterion, EvalMetric
     except ImportError:
-        metric = SimpleNamespace(metric_name=name, threshold=None, criterion=SimpleNamespace(**criterion_data))
+        metric = SimpleNamespace(
+            metric_name=name, threshold=None, criterion=SimpleNamespace(**criterion_data)
+        )
         return metric, *invocations
     metric = EvalMetric(metric_name=name, threshold=None, criterion=BaseCriterion(**criterion_data))
     converted = [
@@ -110,7 +114,9 @@ def custom_metric(name: str, function_path: str, axis: Axis) -> Metric:
                 result = asyncio.run(_await(result))
             return _read_result(result)
         except Exception as err:  # a user's metric failing makes it not_evaluated, never passed
-            return RunScore(overall=None, error=f"{function_path} raised {type(err).__name__}: {err}")
+            return RunScore(
+                overall=None, error=f"{function_path} raised {type(err).__name__}: {err}"
+            )
 
     return Metric(name, axis, score_run, accepts_any_keys=True)
 

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 Axis = Literal["trajectory", "response"]
 AXES: tuple[Axis, ...] = ("trajectory", "response")
 
-# Keys every criterion object may carry (ADK's BaseCriterion).
+# Keys every criterion object may carry (ADK's BaseCriterion), and the LLM judge's.
 BASE_CRITERION_KEYS = frozenset({"threshold", "include_intermediate_responses_in_final"})
+JUDGE_CRITERION_KEYS = BASE_CRITERION_KEYS | {"judge_model_options"}
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,8 @@ class Metric:
 
 _BUILTIN: dict[str, Metric] = {}
 
-# Metrics ADK knows that this tool does not compute (yet), and why.
+# Metrics ADK knows that this tool cannot compute (yet), and why: naming one is an error.
 NOT_SUPPORTED: dict[str, str] = {
-    "final_response_match_v2": "LLM-judged metrics are not supported yet",
-    "rubric_based_final_response_quality_v1": "LLM-judged metrics are not supported yet",
-    "rubric_based_tool_use_quality_v1": "LLM-judged metrics are not supported yet",
-    "hallucinations_v1": "LLM-judged metrics are not supported yet",
-    "safety_v1": "LLM-judged metrics are not supported yet",
     "response_evaluation_score": "it needs Vertex AI's evaluation service",
     "per_turn_user_simulator_quality_v1": "conversation scenarios are not supported yet",
     "multi_turn_task_success_v1": "multi-turn judged metrics are not supported yet",
@@ -83,6 +79,15 @@ def builtin_names() -> list[str]:
 
 
 def mean(values: Sequence[float | None]) -> float | None:
-    """Mean of the values that could be computed; None when none could."""
+    """Mean of the values that could be computed; None when none could.
+
+    Added one by one, as ADK's evaluators do: `sum()` compensates rounding since
+    Python 3.12 and could then differ from ADK in the last bit.
+    """
     known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known else None
+    if not known:
+        return None
+    total = 0.0
+    for value in known:
+        total += value
+    return total / len(known)
