@@ -78,6 +78,7 @@ def score_case(
         return result
     expected = case.conversation
     complete = [t for t in traces if t.error is None and len(t.turns) == len(expected)]
+    errored = [t for t in traces if t.error is not None or len(t.turns) != len(expected)]
     result.runs = [_run_record(expected, trace) for trace in traces]
     result.duration_s = sum(t.duration_s for t in traces)
     for trace in traces:
@@ -87,7 +88,7 @@ def score_case(
     for name, metric in metrics.items():
         scores = {t.run: _score_run(metric, criteria[name], expected, t) for t in complete}
         result.metrics[name] = _metric_result(metric, criteria[name], traces, scores)
-    result.status = _case_status(result, complete, traces)
+    result.status = _case_status(result, errored)
     return result
 
 
@@ -123,7 +124,7 @@ def _metric_result(
         ),
         runs=[scores[t.run].overall if t.run in scores else None for t in traces],
         invocations=[scores[t.run].invocations if t.run in scores else [] for t in traces],
-        error="; ".join(errors) if score is None or errors else None,
+        error="; ".join(errors) or None,
     )
 
 
@@ -134,18 +135,16 @@ def _case_score(runs: list[RunScore]) -> float | None:
     if len(runs) == 1:
         return runs[0].overall
     pooled = [s for r in runs for s in r.invocations if s is not None]
-    if not pooled or any(
-        len(r.invocations) == 0 for r in runs
-    ):  # e.g. custom metrics without turns
+    if any(not r.invocations for r in runs):  # e.g. a custom metric without per-turn scores
         return statistics.mean(r.overall for r in runs)
     return statistics.mean(pooled)
 
 
-def _case_status(result: CaseResult, complete: list, traces: Sequence[CaseRunTrace]) -> Status:
+def _case_status(result: CaseResult, errored: list[CaseRunTrace]) -> Status:
     statuses = {m.status for m in result.metrics.values()}
-    if len(complete) < len(traces) or not traces:
-        errors = [f"run {t.run}: {t.error or 'incomplete'}" for t in traces if t not in complete]
-        result.note = "; ".join(errors) if traces else "the case was not run"
+    if errored or not result.runs:
+        errors = [f"run {t.run}: {t.error or 'incomplete'}" for t in errored]
+        result.note = "; ".join(errors) or "the case was not run"
         return Status.ERRORED
     if Status.FAILED in statuses:
         return Status.FAILED

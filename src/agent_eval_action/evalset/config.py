@@ -128,17 +128,8 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f' (did you mean "{close[0]}"?)' if close else ""
 
 
-class _Parser:
-    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
-        self.located = located
-        self.file = file
-        self.warnings = warnings
-
-    def error(self, message: str, path: jsonpos.Path = ()) -> InputError:
-        return InputError(message, self.file, self.located.line(path))
-
-    def warn(self, message: str, path: jsonpos.Path = ()) -> None:
-        self.warnings.append(f"{self.file}:{self.located.line(path)}: warning: {message}")
+class _Parser(jsonpos.FileReader):
+    """Reads one test_config.json."""
 
     def config(self) -> EvalConfig:
         data = self.located.data

@@ -81,3 +81,18 @@ def _value_lines(text: str) -> dict[Path, int]:
         elif token == "[":
             stack.append([path, False, 0])
     return lines
+
+
+class FileReader:
+    """Base for readers of one parsed file: errors and warnings at the line of a path."""
+
+    def __init__(self, located: Located, file: str, warnings: list[str]):
+        self.located = located
+        self.file = file
+        self.warnings = warnings
+
+    def error(self, message: str, path: Path = ()) -> InputError:
+        return InputError(message, self.file, self.located.line(path))
+
+    def warn(self, message: str, path: Path = ()) -> None:
+        self.warnings.append(f"{self.file}:{self.located.line(path)}: warning: {message}")

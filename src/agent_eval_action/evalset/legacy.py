@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InputError
 from . import jsonpos
 from .models import (
     Content,
@@ -36,15 +35,7 @@ def is_row_list(data: list[Any]) -> bool:
     return bool(data) and isinstance(data[0], dict) and "data" not in data[0]
 
 
-class LegacyConverter:
-    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
-        self.located = located
-        self.file = file
-        self.warnings = warnings
-
-    def error(self, message: str, path: jsonpos.Path) -> InputError:
-        return InputError(message, self.file, self.located.line(path))
-
+class LegacyConverter(jsonpos.FileReader):
     def from_rows(
         self, eval_set_id: str, eval_id: str, initial_session: dict[str, Any] | None
     ) -> EvalSet:
@@ -96,9 +87,7 @@ class LegacyConverter:
             raise self.error('a legacy row needs a "query" string', path)
         for key in row:
             if key not in _ROW_KEYS:
-                self.warnings.append(
-                    f'{self.file}:{self.located.line((*path, key))}: warning: unknown row key "{key}" is ignored'
-                )
+                self.warn(f'unknown row key "{key}" is ignored', (*path, key))
         reference = row.get("reference", "")
         if not isinstance(reference, str):
             raise self.error('"reference" must be a string', (*path, "reference"))

@@ -161,19 +161,8 @@ def _select(cases: list[EvalCase], ids: list[str] | None, file: str) -> list[Eva
     return [by_id[i] for i in dict.fromkeys(ids)]
 
 
-class _EvalSetReader:
+class _EvalSetReader(jsonpos.FileReader):
     """Validates an EvalSet object, with friendly checks for the usual mistakes first."""
-
-    def __init__(self, located: jsonpos.Located, file: str, warnings: list[str]):
-        self.located = located
-        self.file = file
-        self.warnings = warnings
-
-    def error(self, message: str, path: jsonpos.Path) -> InputError:
-        return InputError(message, self.file, self.located.line(path))
-
-    def warn(self, message: str, path: jsonpos.Path) -> None:
-        self.warnings.append(f"{self.file}:{self.located.line(path)}: warning: {message}")
 
     def read(self) -> EvalSet:
         data = self.located.data
