@@ -335,7 +335,7 @@ def test_command_that_cannot_start(write, capsys):
         == 2
     )
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("error: --command:") and not Path("out").exists()
+    assert err[-1].startswith("error: cannot start the agent command") and not Path("out").exists()
 
 
 def test_warning_for_unknown_case_key(write):

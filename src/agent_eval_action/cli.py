@@ -20,6 +20,7 @@ from pathlib import Path
 from . import __version__
 from .errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from .results import Results, RunConfig, Source, Status
+from .traces import CaseRunTrace
 
 FORMATS = ("table", "json")
 
@@ -59,9 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EVAL_PATH",
         help="an eval file, a directory (every *.evalset.json / *.test.json below it), or FILE:id1,id2",
     )
-    run.add_argument(
+    agent = run.add_argument_group("the agent (one of)").add_mutually_exclusive_group(required=True)
+    agent.add_argument(
         "--command",
-        required=True,
         metavar="CMD",
         help="the agent as a command speaking the JSON-lines runner protocol (see docs/runner-protocol.md)",
     )
@@ -129,20 +130,17 @@ def _run(args: argparse.Namespace) -> int:
     from .evalset.loader import load_suite
     from .report.console import table
     from .run import build_results, cancelled_traces, plan, score_plan
-    from .runners.command import RunnerStartError, parse_command, run_command_suite
+    from .runners import RunnerStartError, runner_from_args
 
-    try:
-        parse_command(args.command)
-    except ValueError as err:
-        raise InputError(f"--command: {err}") from None
+    runner = runner_from_args(args)
     suite = load_suite(args.eval_paths, args.config)
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
     the_plan = plan(suite, args.num_runs, args.trajectory_policy)
     started, clock = datetime.now(UTC), time.monotonic()
-    finished = []
+    finished: list[CaseRunTrace] = []
 
-    def on_trace(trace) -> None:  # type: ignore[no-untyped-def]
+    def on_trace(trace: CaseRunTrace) -> None:
         finished.append(trace)
         mark = "ok" if trace.error is None else f"ERROR: {trace.error}"
         print(
@@ -150,22 +148,15 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
 
-    coroutine = run_command_suite(
-        the_plan.requests,
-        args.command,
-        concurrency=args.concurrency,
-        timeout=args.timeout,
-        on_trace=on_trace,
-    )
     try:
-        traces, cancelled = _run_cancellable(coroutine), False
+        traces, cancelled = _run_cancellable(runner.run_suite(the_plan.requests, on_trace)), False
     except RunnerStartError as err:
-        raise InputError(f"--command: {err}") from None
+        raise InputError(str(err)) from None
     except asyncio.CancelledError:
         traces, cancelled = cancelled_traces(the_plan, finished), True
     run_config = RunConfig(
-        runner="command",
-        command=args.command,
+        runner=runner.kind,
+        target=runner.target,
         num_runs=args.num_runs,
         concurrency=args.concurrency,
         timeout_s=args.timeout,

@@ -36,7 +36,7 @@ class Source(BaseModel):
 
 class RunConfig(BaseModel):
     runner: Literal["command", "adk", "adk_api", "adk_history"]
-    command: str | None = None
+    target: str | None = None  # the command, agent directory, server URL or history files
     num_runs: int = 1
     concurrency: int = 8
     timeout_s: float = 600.0

@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from .base import RunnerStartError
 from .environment import scrubbed_environment
 
 PROTOCOL_VERSION = 1
@@ -50,10 +51,6 @@ _ANSWER_FIELDS = (
     "intermediate_responses",
     "usage",
 )
-
-
-class RunnerStartError(Exception):
-    """The agent command cannot be started at all (e.g. its executable is not found)."""
 
 
 class _TurnFailed(Exception):
