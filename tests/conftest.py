@@ -11,6 +11,19 @@ SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adk-integration"
 WORKERS = Path(__file__).resolve().parent / "workers"
 
 
+@pytest.fixture(autouse=True)
+def _no_real_gemini(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches a real Gemini: keys and endpoints set in the shell are removed."""
+    for name in (
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "AGENT_EVAL_JUDGE_PRICES",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def adk_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():

@@ -90,7 +90,8 @@ def run(
             *flags,
         ]
     )
-    return code, Results.model_validate_json(Path("results.json").read_text())
+    out = flags[flags.index("--out") + 1] if "--out" in flags else "results.json"
+    return code, Results.model_validate_json(Path(out).read_text())
 
 
 def case_of(results: Results, eval_id: str):
@@ -298,7 +299,7 @@ def test_cancellation_writes_partial_results_and_exits_3(write, signum):
     assert "PARTIAL" in out
 
 
-def test_judged_metrics_parse_and_are_not_evaluated_until_the_judge_exists(write):
+def test_judged_metrics_without_a_key_are_not_evaluated_and_fail_the_run(write):
     config = {
         "criteria": {
             "tool_trajectory_avg_score": 1.0,
@@ -314,9 +315,39 @@ def test_judged_metrics_parse_and_are_not_evaluated_until_the_judge_exists(write
     assert (
         judged.status == "not_evaluated"
         and judged.score is None
-        and "not computed yet" in judged.error
+        and "no GOOGLE_API_KEY/GEMINI_API_KEY" in judged.error
     )
+    assert judged.judge.model == "gemini-2.5-pro" and judged.judge.num_samples == 3
     assert paris.metrics["tool_trajectory_avg_score"].status == "passed"
     assert paris.status == "not_evaluated" and code == 1
     options = results.eval_sets[0].criteria["final_response_match_v2"]["judge_model_options"]
     assert options == {"judge_model": "gemini-2.5-pro", "num_samples": 3, "parallelism_limit": 1}
+
+
+def test_run_with_a_baseline_compares_and_gates_on_regressions(write, capsys):
+    code, _ = run(write, GOOD, "--out", "base.json")
+    assert code == 0
+    capsys.readouterr()
+    slipped = {**GOOD, "paris": {"text": "It is 18 degrees in Paris.", "tools": []}}
+    code, results = run(write, slipped, "--baseline", "base.json")
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "FAIL: 1 trajectory regressions" in out and "lucky answer" in out
+    diff = json.loads(Path("diff.json").read_text())
+    assert diff["verdict"]["trajectory_regressions"] == 1
+    assert case_of(results, "paris").status == "failed"
+
+
+def test_run_with_an_unchanged_agent_and_a_still_failing_case_passes_the_regression_gate(write):
+    failing = {**GOOD, "two_cities/1": {"text": "No idea.", "tools": []}}
+    run(write, failing, "--out", "base.json")
+    code, _ = run(write, failing, "--baseline", "base.json")
+    assert code == 0
+    code, _ = run(write, failing, "--baseline", "base.json", "--fail-on", "threshold")
+    assert code == 1
+
+
+def test_run_with_a_missing_baseline_says_so_and_uses_thresholds(write, capsys):
+    code, _ = run(write, GOOD, "--baseline", "nowhere.json")
+    captured = capsys.readouterr()
+    assert code == 0 and "NO BASELINE" in captured.err and "No baseline:" in captured.out

@@ -18,7 +18,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
-from .errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
+from .errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_INFRASTRUCTURE,
+    EXIT_PASS,
+    InfrastructureError,
+    InputError,
+)
 from .results import Results, RunConfig, Source, Status
 from .traces import CaseRunTrace
 
@@ -60,11 +67,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="EVAL_PATH",
         help="an eval file, a directory (every *.evalset.json / *.test.json below it), or FILE:id1,id2",
     )
-    agent = run.add_argument_group("the agent (one of)").add_mutually_exclusive_group(required=True)
+    agents = run.add_argument_group("the agent (one of)")
+    agent = agents.add_mutually_exclusive_group(required=True)
+    agent.add_argument(
+        "--agent",
+        metavar="DIR",
+        help="an ADK agent package, run in this process as `adk eval` runs it (needs the adk extra)",
+    )
     agent.add_argument(
         "--command",
         metavar="CMD",
         help="the agent as a command speaking the JSON-lines runner protocol (see docs/runner-protocol.md)",
+    )
+    agent.add_argument(
+        "--adk-api",
+        metavar="URL",
+        help="an agent served by `adk api_server` at URL (with --adk-app)",
+    )
+    agent.add_argument(
+        "--adk-history",
+        nargs="+",
+        metavar="PATH",
+        help="score what `adk eval` ran: its .adk/eval_history result files or directories",
+    )
+    agents.add_argument(
+        "--adk-app",
+        metavar="NAME",
+        help="with --adk-api: the app (agent folder) name on the server",
     )
     run.add_argument(
         "--config",
@@ -94,6 +123,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="override every trajectory match_type: business = IN_ORDER, strict = EXACT",
     )
     run.add_argument(
+        "--judge-model",
+        metavar="NAME",
+        help="judge model for every LLM-judged metric, overriding each criterion's (the pin)",
+    )
+    run.add_argument(
+        "--judge-cache",
+        metavar="DIR",
+        help="keep judge verdicts in DIR and reuse them in later runs",
+    )
+    run.add_argument(
+        "--baseline",
+        metavar="BASE.json",
+        help="a baseline Results file: compare with it and gate on regressions (its judge verdicts are reused for unchanged answers)",
+    )
+    _add_gate_options(run)
+    run.add_argument(
         "--format", choices=FORMATS, default="table", help="what to print (default table)"
     )
     run.add_argument(
@@ -103,7 +148,70 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write the Results (default results.json)",
     )
     run.set_defaults(handler=_run)
+
+    compare = commands.add_parser(
+        "compare", help="compare a Results file with its baseline and gate on it"
+    )
+    compare.add_argument(
+        "--baseline",
+        required=True,
+        metavar="BASE.json",
+        help="the baseline Results (from main); missing or unreadable means no baseline",
+    )
+    compare.add_argument(
+        "--current", required=True, metavar="CUR.json", help="the Results to judge"
+    )
+    _add_gate_options(compare)
+    compare.add_argument(
+        "--format", choices=FORMATS, default="table", help="what to print (default table)"
+    )
+    compare.add_argument("--out", metavar="FILE", help="write the output there instead of stdout")
+    compare.set_defaults(handler=_compare)
+
+    merge = commands.add_parser("merge", help="merge the Results of shards into one")
+    merge.add_argument("shards", nargs="+", metavar="SHARD.json")
+    merge.add_argument(
+        "--out", required=True, metavar="FILE", help="where to write the merged Results"
+    )
+    merge.set_defaults(handler=_merge)
     return parser
+
+
+def _min_delta(text: str) -> tuple[str | None, float]:
+    axis, _, value = text.rpartition("=")
+    if axis and axis not in ("trajectory", "response"):
+        raise argparse.ArgumentTypeError(f"unknown axis {axis!r}; use trajectory=X or response=X")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within [0, 1], got {number}")
+    return axis or None, number
+
+
+def _add_gate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        default="regression",
+        metavar="POLICY",
+        help="regression (default), trajectory, response, threshold, never; or a comma list",
+    )
+    parser.add_argument(
+        "--min-delta",
+        type=_min_delta,
+        action="append",
+        default=[],
+        metavar="[AXIS=]X",
+        help="smallest score drop that counts (defaults: any drop for trajectory, 0.1 for response)",
+    )
+    parser.add_argument(
+        "--history",
+        nargs="+",
+        default=[],
+        metavar="BASE.json",
+        help="older baselines from main: cases whose runs disagreed there are treated as flaky",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,6 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except InfrastructureError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
 
 
 def _source_from_environment() -> Source:
@@ -127,33 +238,46 @@ def _source_from_environment() -> Source:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .compare import gate_options
     from .evalset.loader import load_suite
     from .report.console import table
+    from .report.progress import Progress, quick_verdict
     from .run import build_results, cancelled_traces, plan, score_plan
     from .runners import RunnerStartError, runner_from_args
 
+    gate_options(args.fail_on, args.min_delta)  # a bad policy fails before any agent runs
     runner = runner_from_args(args)
     suite = load_suite(args.eval_paths, args.config)
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
     the_plan = plan(suite, args.num_runs, args.trajectory_policy)
+    baseline, no_baseline_reason, warnings = _baseline(args.baseline)
+    judge_settings = _judge_settings(args, the_plan)
     started, clock = datetime.now(UTC), time.monotonic()
     finished: list[CaseRunTrace] = []
+    progress = Progress(len(the_plan.requests), verdict=quick_verdict(the_plan))
 
     def on_trace(trace: CaseRunTrace) -> None:
         finished.append(trace)
-        mark = "ok" if trace.error is None else f"ERROR: {trace.error}"
-        print(
-            f"  {trace.eval_set_id} / {trace.eval_id} run {trace.run}: {mark} ({trace.duration_s:.1f}s)",
-            file=sys.stderr,
-        )
+        progress.on_trace(trace)
 
     try:
-        traces, cancelled = _run_cancellable(runner.run_suite(the_plan.requests, on_trace)), False
+        with progress:
+            traces = _run_cancellable(runner.run_suite(the_plan.requests, on_trace))
+        cancelled = False
     except RunnerStartError as err:
         raise InputError(str(err)) from None
     except asyncio.CancelledError:
         traces, cancelled = cancelled_traces(the_plan, finished), True
+    judged = None
+    if judge_settings is not None and not cancelled:
+        from .metrics.judge import judge_plan, judged_metrics
+
+        print(f"judging {', '.join(sorted(judged_metrics(the_plan)))} ...", file=sys.stderr)
+        try:
+            judged = _run_cancellable(judge_plan(the_plan, traces, judge_settings, baseline))
+        except asyncio.CancelledError:
+            cancelled = True
     run_config = RunConfig(
         runner=runner.kind,
         target=runner.target,
@@ -161,22 +285,137 @@ def _run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         timeout_s=args.timeout,
         trajectory_policy=args.trajectory_policy,
+        judge_model=args.judge_model,
     )
     results = build_results(
         the_plan,
-        score_plan(the_plan, traces),
+        score_plan(the_plan, traces, judged),
         run_config,
         started,
         clock,
         partial=cancelled,
         source=_source_from_environment(),
     )
+    results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
     results.write(Path(args.out))
     print(results.dump_json() if args.format == "json" else table(results))
     if cancelled:
         print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
-    return threshold_gate(results)
+    gate = threshold_gate(results)
+    if args.baseline is not None:
+        gate = _compare_with_baseline(args, results, baseline, no_baseline_reason)
+    return _judged_gate(results, judged, gate)
+
+
+def _compare_with_baseline(
+    args: argparse.Namespace, results: Results, baseline: Results | None, reason: str | None
+) -> int:
+    """`run --baseline`: compare as `compare` does, write diff.json beside the Results, gate on it."""
+    from .compare import compare, flaky_in_history, gate_options, load_baseline
+    from .report.diff_console import table as diff_table
+
+    fail_on, min_delta = gate_options(args.fail_on, args.min_delta)
+    history = [b for b, _ in map(load_baseline, args.history) if b is not None]
+    diff = compare(
+        results,
+        baseline,
+        fail_on=fail_on,
+        min_delta=min_delta,
+        known_flaky=flaky_in_history([*history, *([baseline] if baseline else [])]),
+        no_baseline_reason=reason,
+    )
+    diff_path = Path(args.out).with_name("diff.json")
+    diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
+    if args.format != "json":
+        print("\n" + diff_table(diff))
+    return EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
+
+
+def _baseline(path: str | None) -> tuple[Results | None, str | None, list[str]]:
+    """The baseline Results, or None with the reason and a loud warning (never a crash, DESIGN §2)."""
+    if path is None:
+        return None, None, []
+    from .compare.loading import load_baseline
+
+    baseline, reason = load_baseline(path)
+    if baseline is not None:
+        return baseline, None, []
+    warning = f"warning: NO BASELINE: {reason}; cases are judged by their thresholds and every judged answer afresh"
+    print(warning, file=sys.stderr)
+    return None, reason, [warning]
+
+
+def _judge_settings(args: argparse.Namespace, the_plan):  # type: ignore[no-untyped-def]
+    """The judge's settings when a judged metric is configured (else None, and google-genai
+    is never imported); bad price tables and cache directories are bad input (exit 2)."""
+    from .metrics.judge import judge_settings, judged_metrics
+
+    if not judged_metrics(the_plan):
+        return None
+    if args.judge_cache:
+        try:
+            Path(args.judge_cache).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"--judge-cache: cannot create the directory: {err}") from None
+    return judge_settings(
+        os.environ,
+        model_pin=args.judge_model,
+        cache_dir=args.judge_cache,
+        parallelism=args.concurrency,
+    )
+
+
+def _judged_gate(results: Results, judged, code: int) -> int:  # type: ignore[no-untyped-def]
+    """The gate's exit code, after saying what the judge did; exit 3 when only a Gemini
+    outage (after retries) kept the gate from a verdict."""
+    from .metrics.judge import blocked_by_outage, no_key_advice
+
+    if judged is not None and (advice := no_key_advice(judged)):
+        print(f"warning: {advice}", file=sys.stderr)
+    if code == EXIT_GATE_FAILED and blocked_by_outage(results, judged):
+        print(
+            "error: Gemini could not be reached for judged metrics (after retries); "
+            "no verdict, re-run later",
+            file=sys.stderr,
+        )
+        return EXIT_INFRASTRUCTURE
+    return code
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare_files
+
+    diff = compare_files(
+        args.current,
+        args.baseline,
+        fail_on=args.fail_on,
+        min_delta=args.min_delta,
+        history=args.history,
+    )
+    from .report.diff_console import table as diff_table
+
+    _emit(diff.dump_json() if args.format == "json" else diff_table(diff), args.out)
+    return EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from .compare.loading import load_results
+    from .compare.merge import merge
+
+    merged = merge([(path, load_results(path)) for path in args.shards])
+    merged.write(Path(args.out))
+    print(f"merged {len(args.shards)} shards, {len(merged.cases)} cases, into {args.out}")
+    return EXIT_PASS
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out is None:
+        print(text)
+        return
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def threshold_gate(results: Results) -> int:

@@ -24,3 +24,7 @@ class InputError(Exception):
         if self.file:
             where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
         return f"{where}{self.message}"
+
+
+class InfrastructureError(Exception):
+    """Something outside the user's input prevented a verdict (exit 3), e.g. a missing shard."""

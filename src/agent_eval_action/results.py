@@ -45,9 +45,10 @@ class RunConfig(BaseModel):
 
 
 class Shard(BaseModel):
-    index: int
+    index: int  # 1..count
     count: int
-    partition_hash: str
+    partition_hash: str  # the same for every shard of one partition of one suite
+    cases_total: int  # cases in the whole partition, over all shards
     baseline_sha: str | None = None
 
 
@@ -60,6 +61,45 @@ class EvalSetEntry(BaseModel):
     criteria: dict[str, dict[str, Any]]
 
 
+class JudgeSample(BaseModel):
+    """One answer of the judge model: its text as returned (None: no text, e.g. blocked)."""
+
+    text: str | None = None
+    finish_reason: str | None = None
+
+
+class JudgeVerdict(BaseModel):
+    """One judge request (its `num_samples` answers) for one turn of one run.
+
+    `key` hashes everything that decides the verdict (the rendered prompt, model,
+    generation config, samples, parser version); a later run with the same key
+    reuses `samples` instead of calling the judge (`source` says where they came from).
+    """
+
+    key: str
+    run: int
+    turn: int  # 0-based
+    request: str  # what was asked: verdict, rubrics, sentences, labels, safety
+    step: int | None = None  # hallucinations_v1: which answer text of the turn
+    source: Literal["call", "baseline", "cache", "repeat"] = "call"
+    samples: list[JudgeSample] = Field(default_factory=list)
+    score: float | None = None  # this request's voted score, where it has one
+    error: str | None = None  # why no verdict came out of it (then it is never reused)
+
+
+class JudgeRecord(BaseModel):
+    """How a judged metric was judged for one case, and every verdict it used."""
+
+    model: str
+    prompt_version: str
+    parser_version: str
+    num_samples: int
+    generation_config: dict[str, Any] = Field(default_factory=dict)
+    note: str | None = None  # e.g. safety_v1 is our own judge, not ADK's Vertex AI one
+    rubric_scores: list[dict[str, float | None]] = Field(default_factory=list)  # per run
+    verdicts: list[JudgeVerdict] = Field(default_factory=list)
+
+
 class MetricResult(BaseModel):
     axis: Literal["trajectory", "response"]
     score: float | None  # mean over runs, ADK semantics; None = could not be computed
@@ -67,7 +107,7 @@ class MetricResult(BaseModel):
     status: Status
     runs: list[float | None] = Field(default_factory=list)  # per-run case scores
     invocations: list[list[float | None]] = Field(default_factory=list)  # per run, per turn
-    judge: dict[str, Any] | None = None
+    judge: JudgeRecord | None = None  # judged metrics: model, prompt version, verdicts
     error: str | None = None  # why it could not be computed
 
 
@@ -97,23 +137,33 @@ class RunRecord(BaseModel):
 
 
 class Usage(BaseModel):
-    judge_calls: int = 0
-    judge_reused: int = 0
-    prompt_tokens: int = 0
+    judge_calls: int = 0  # judge requests answered (retries not counted)
+    judge_reused: int = 0  # judge requests not made: a verdict was reused
+    prompt_tokens: int = 0  # the agent's own tokens, as its runner reported them
     output_tokens: int = 0
     thinking_tokens: int = 0
+    judge_prompt_tokens: int = 0  # the judge's, from Gemini's usageMetadata
+    judge_output_tokens: int = 0
+    judge_thinking_tokens: int = 0
+    # Cost of the judge calls; None when there were none, or when a model has no price.
     cost_usd: float | None = None
 
     def add(self, other: Usage) -> None:
+        unpriced = any(u.cost_usd is None and u.judge_calls > 0 for u in (self, other))
         for name in (
             "judge_calls",
             "judge_reused",
             "prompt_tokens",
             "output_tokens",
             "thinking_tokens",
+            "judge_prompt_tokens",
+            "judge_output_tokens",
+            "judge_thinking_tokens",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        if other.cost_usd is not None:
+        if unpriced:
+            self.cost_usd = None  # a partial sum would understate the cost
+        elif other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .evalset.config import Criterion
@@ -21,6 +22,9 @@ from .metrics.trajectory import MatchType
 from .results import CaseResult, EvalSetEntry, Results, RunConfig, Source, Timing, Usage
 from .scoring import score_case
 from .traces import CaseRunRequest, CaseRunTrace
+
+if TYPE_CHECKING:
+    from .metrics.judge import JudgeResults
 
 TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
 CANCELLED = "cancelled before this run finished"
@@ -40,10 +44,15 @@ class Plan:
 
 def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> Plan:
     """Resolve metrics (importing custom ones) before any agent runs: bad config fails fast."""
+    from .metrics.judge import check_judge_inputs
+
     result = Plan(suite, num_runs, trajectory_policy)
     for eval_set in suite.eval_sets:
         result.metrics[eval_set.eval_set_id] = eval_set.config.metrics()
         result.criteria[eval_set.eval_set_id] = effective_criteria(eval_set, trajectory_policy)
+        check_judge_inputs(
+            eval_set, result.metrics[eval_set.eval_set_id], result.criteria[eval_set.eval_set_id]
+        )
         for case in eval_set.cases:
             if case.conversation is None:
                 continue  # scenarios cannot run yet: scored as not_evaluated with a note
@@ -73,7 +82,10 @@ def effective_criteria(
     return criteria
 
 
-def score_plan(plan: Plan, traces: Sequence[CaseRunTrace]) -> list[CaseResult]:
+def score_plan(
+    plan: Plan, traces: Sequence[CaseRunTrace], judged: JudgeResults | None = None
+) -> list[CaseResult]:
+    """Pure: judged metrics score from `judged`, the judge stage's verdicts (when it ran)."""
     by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
     for trace in traces:
         by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
@@ -90,6 +102,7 @@ def score_plan(plan: Plan, traces: Sequence[CaseRunTrace]) -> list[CaseResult]:
                     plan.metrics[eval_set.eval_set_id],
                     plan.criteria[eval_set.eval_set_id],
                     runs,
+                    judged.case(eval_set.eval_set_id, case.eval_id) if judged else None,
                 )
             )
     return cases

@@ -12,6 +12,7 @@ import hashlib
 import json
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .evalset.config import Criterion
 from .evalset.loader import LoadedEvalSet
@@ -28,6 +29,9 @@ from .results import (
     Usage,
 )
 from .traces import CaseRunTrace
+
+if TYPE_CHECKING:
+    from .metrics.judge import CaseJudgement
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
@@ -54,7 +58,9 @@ def score_case(
     metrics: Mapping[str, Metric],
     criteria: Mapping[str, Criterion],
     traces: Sequence[CaseRunTrace],
+    judged: CaseJudgement | None = None,
 ) -> CaseResult:
+    """`judged`: the judge stage's verdicts for this case (judged metrics score from them)."""
     result = CaseResult(
         eval_set_id=eval_set.eval_set_id,
         eval_id=case.eval_id,
@@ -86,10 +92,24 @@ def score_case(
             if turn.usage:
                 result.usage.add(Usage(**turn.usage.model_dump()))
     for name, metric in metrics.items():
-        scores = {t.run: _score_run(metric, criteria[name], expected, t) for t in complete}
+        scores = {
+            t.run: _judged_score(judged, name, t.run)
+            if metric.judged and judged is not None
+            else _score_run(metric, criteria[name], expected, t)
+            for t in complete
+        }
         result.metrics[name] = _metric_result(metric, criteria[name], traces, scores)
+        if metric.judged and judged is not None:
+            result.metrics[name].judge = judged.record(name)
+    if judged is not None:
+        result.usage.add(judged.usage)
     result.status = _case_status(result, errored)
     return result
+
+
+def _judged_score(judged: CaseJudgement, metric: str, run: int) -> RunScore:
+    score = judged.run_score(metric, run)
+    return score if score is not None else RunScore(None, error="the judge gave no verdict")
 
 
 def _score_run(

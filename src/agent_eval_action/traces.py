@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .evalset.models import Content, FunctionCall, FunctionResponse, SessionInput
+from .evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, SessionInput
 
 
 class CaseRunRequest(BaseModel):
@@ -41,6 +41,11 @@ class ActualTurn(BaseModel):
     intermediate_responses: list[Any] = Field(default_factory=list)
     usage: Usage | None = None
     duration_s: float = 0.0
+    # Filled by the ADK runners, for metrics that read the raw turn as ADK records it
+    # (LLM judges): the turn's events in ADK's InvocationEvents form, and ADK's
+    # AppDetails ({"agent_details": {name: {name, instructions, tool_declarations}}}).
+    invocation_events: list[InvocationEvent] | None = None
+    app_details: Any = None
 
 
 class CaseRunTrace(BaseModel):

@@ -61,20 +61,19 @@ register(
 register(Metric("response_match_score", "response", response_match))
 
 
-JUDGE_PENDING = (
-    "LLM-judged metrics are not computed yet by this version, so this one is not evaluated"
-)
+JUDGE_NOT_RUN = "the LLM judge did not run for this metric"
 
 
-def judge_pending(
+def judge_not_run(
     criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
 ) -> RunScore:
-    """Not evaluated, said plainly: a judged metric never passes without its judge."""
-    return RunScore(overall=None, error=JUDGE_PENDING)
+    """Judged metrics are scored from the judge stage's verdicts; without them, not evaluated."""
+    return RunScore(overall=None, error=JUDGE_NOT_RUN)
 
 
-# ADK's LLM-judged metrics: their criteria are parsed and checked now; they score
-# as not_evaluated (which fails the gate) until the judge exists.
+# ADK's LLM-judged metrics: judged by metrics/judge (the judge stage, which calls
+# Gemini) and scored from its verdicts. safety_v1 is our own Gemini judge (ADK's
+# calls Vertex AI), so it also takes judge_model_options.
 for _name, _axis, _keys in (
     ("final_response_match_v2", "response", JUDGE_CRITERION_KEYS),
     ("rubric_based_final_response_quality_v1", "response", JUDGE_CRITERION_KEYS | {"rubrics"}),
@@ -84,6 +83,6 @@ for _name, _axis, _keys in (
         "response",
         JUDGE_CRITERION_KEYS | {"evaluate_intermediate_nl_responses"},
     ),
-    ("safety_v1", "response", BASE_CRITERION_KEYS),
+    ("safety_v1", "response", JUDGE_CRITERION_KEYS),
 ):
-    register(Metric(_name, _axis, judge_pending, _keys))
+    register(Metric(_name, _axis, judge_not_run, _keys, judged=True))

@@ -43,6 +43,9 @@ class Metric:
     score_run: ScoreRun
     criterion_keys: frozenset[str] = BASE_CRITERION_KEYS
     accepts_any_keys: bool = False  # custom metrics: their criteria are free-form
+    # LLM-judged: scored from the judge stage's verdicts (metrics/judge), not by score_run,
+    # which then only says why there is no verdict.
+    judged: bool = False
 
 
 _BUILTIN: dict[str, Metric] = {}

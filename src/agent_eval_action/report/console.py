@@ -45,7 +45,34 @@ def table(results: Results) -> str:
     notes = [f"{c.eval_set_id} / {c.eval_id}: {c.note}" for c in results.cases if c.note]
     if notes:
         text += "\n\n" + "\n".join(notes)
-    return f"{text}\n\n{summary_line(results)}"
+    judge = judge_line(results)
+    return f"{text}\n\n{summary_line(results)}" + (f"\n{judge}" if judge else "")
+
+
+def judge_line(results: Results) -> str | None:
+    """The LLM judge's work: calls made, verdicts reused, tokens, cost."""
+    usage = results.usage
+    if not usage.judge_calls and not usage.judge_reused:
+        return None
+    cost = (
+        "n/a (no price for the judge model)" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    )
+    sources = Counter(
+        verdict.source
+        for case in results.cases
+        for metric in case.metrics.values()
+        if metric.judge is not None
+        for verdict in metric.judge.verdicts
+        if verdict.source != "call" and verdict.error is None
+        for _ in verdict.samples
+    )
+    where = ", ".join(f"{n} from {_SOURCE[s]}" for s, n in sorted(sources.items()))
+    return (
+        f"judge: {usage.judge_calls} call{'s' if usage.judge_calls != 1 else ''}, "
+        f"{usage.judge_reused} reused{f' ({where})' if where else ''}; "
+        f"tokens {usage.judge_prompt_tokens:,} in, "
+        f"{usage.judge_output_tokens:,} out, {usage.judge_thinking_tokens:,} thinking; cost {cost}"
+    )
 
 
 def summary_line(results: Results) -> str:
@@ -64,3 +91,5 @@ _SUMMARY = [
     (Status.ERRORED, "errored"),
     (Status.NOT_EVALUATED, "not evaluated"),
 ]
+
+_SOURCE = {"baseline": "the baseline", "cache": "the cache", "repeat": "this run"}

@@ -14,9 +14,19 @@ __all__ = ["Runner", "RunnerStartError", "runner_from_args"]
 
 def runner_from_args(args: argparse.Namespace) -> Runner:
     """The runner the `run` flags ask for; bad flag values are InputError (exit 2)."""
+    if getattr(args, "adk_app", None) is not None and getattr(args, "adk_api", None) is None:
+        raise InputError("--adk-app NAME goes with --adk-api URL")
     if args.command is not None:
         return _command_runner(args)
-    raise InputError("choose how to run the agent: --command")
+    if getattr(args, "agent", None) is not None:
+        return _adk_runner(args)
+    if getattr(args, "adk_api", None) is not None or getattr(args, "adk_app", None) is not None:
+        return _adk_api_runner(args)
+    if getattr(args, "adk_history", None) is not None:
+        return _adk_history_runner(args)
+    raise InputError(
+        "choose how to run the agent: --agent, --command, --adk-api with --adk-app, or --adk-history"
+    )
 
 
 def _command_runner(args: argparse.Namespace) -> Runner:
@@ -39,3 +49,56 @@ def _command_runner(args: argparse.Namespace) -> Runner:
         )
 
     return Runner("command", args.command, run_suite)
+
+
+def _adk_runner(args: argparse.Namespace) -> Runner:
+    from .adk import agent_directory, require_adk, run_adk_suite
+
+    require_adk("--agent")
+    directory = agent_directory(args.agent)
+
+    async def run_suite(
+        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+    ) -> list[CaseRunTrace]:
+        return await run_adk_suite(
+            requests,
+            directory,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            on_trace=on_trace,
+        )
+
+    return Runner("adk", args.agent, run_suite)
+
+
+def _adk_api_runner(args: argparse.Namespace) -> Runner:
+    from .adk_api import check_api_flags, run_api_suite
+
+    url, app = check_api_flags(args.adk_api, args.adk_app)
+
+    async def run_suite(
+        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+    ) -> list[CaseRunTrace]:
+        return await run_api_suite(
+            requests,
+            url,
+            app,
+            concurrency=args.concurrency,
+            timeout=args.timeout,
+            on_trace=on_trace,
+        )
+
+    return Runner("adk_api", f"{url} app={app}", run_suite)
+
+
+def _adk_history_runner(args: argparse.Namespace) -> Runner:
+    from .adk_history import load_history, run_history_suite
+
+    history = load_history(args.adk_history)
+
+    async def run_suite(
+        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+    ) -> list[CaseRunTrace]:
+        return await run_history_suite(requests, history, on_trace)
+
+    return Runner("adk_history", " ".join(args.adk_history), run_suite)

@@ -1,0 +1,97 @@
+"""What the agent did, run by run: behaviour fingerprints and the first divergent turn."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from ..evalset.models import Content, FunctionCall
+from ..results import Actual, CaseResult, InvocationRecord, RunRecord
+from .model import MetricDiff, TurnDiff
+
+
+def call_text(call: FunctionCall) -> str:
+    """A tool call as one line: name({"arg": value}), keys sorted."""
+    args = (
+        json.dumps(call.args, sort_keys=True, ensure_ascii=False) if call.args is not None else ""
+    )
+    return f"{call.name}({args})"
+
+
+def _answer(content: Content | None) -> str | None:
+    return None if content is None else content.text()
+
+
+def _behaviour(actual: Actual) -> tuple[list[str], str | None]:
+    return [call_text(c) for c in actual.tool_uses], _answer(actual.final_response)
+
+
+def _fingerprint(run: RunRecord) -> str:
+    turns = [
+        [[[c.name, c.args] for c in inv.actual.tool_uses], _answer(inv.actual.final_response)]
+        for inv in run.invocations
+        if inv.actual is not None
+    ]
+    return hashlib.sha256(
+        json.dumps(turns, sort_keys=True, ensure_ascii=False).encode()
+    ).hexdigest()
+
+
+def behaviour_fingerprints(case: CaseResult) -> list[str]:
+    """One hash per finished run of what the agent did: its tool calls and answers per turn."""
+    return [_fingerprint(run) for run in case.runs if run.error is None]
+
+
+def _pick_run(
+    runs: Sequence[RunRecord], scores: Sequence[float | None], worst: bool
+) -> RunRecord | None:
+    finished = [
+        (s, r) for s, r in zip(scores, runs, strict=False) if r.error is None and s is not None
+    ]
+    if not finished:
+        return next((r for r in runs if r.error is None), None)
+    pick = min if worst else max
+    return pick(finished, key=lambda pair: pair[0])[1]
+
+
+def _departs(inv: InvocationRecord, axis: str) -> bool:
+    """Whether a turn's actual behaviour differs from its expectation on this axis."""
+    if axis == "trajectory":
+        return [call_text(c) for c in inv.actual.tool_uses] != [
+            call_text(c) for c in inv.expected.tool_uses
+        ]
+    return _answer(inv.actual.final_response) != _answer(inv.expected.final_response)
+
+
+def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> TurnDiff | None:
+    """The first turn where the current (worst) run departs from the baseline's (best) run,
+    else from the expectation on the metric's axis."""
+    cur_run = _pick_run(cur.runs, metric.current_runs, worst=True)
+    if cur_run is None:
+        return None
+    base_run = _pick_run(base.runs, metric.baseline_runs, worst=False)
+    before_turns = base_run.invocations if base_run else []
+    finished = [(i, inv) for i, inv in enumerate(cur_run.invocations) if inv.actual is not None]
+
+    def changed(index: int, inv: InvocationRecord) -> bool:
+        before = before_turns[index].actual if index < len(before_turns) else None
+        return before is not None and _behaviour(before) != _behaviour(inv.actual)
+
+    turn = next((i for i, inv in finished if changed(i, inv)), None)
+    if turn is None:
+        turn = next((i for i, inv in finished if _departs(inv, metric.axis)), 0)
+    inv = cur_run.invocations[turn]
+    before = before_turns[turn].actual if turn < len(before_turns) else None
+    return TurnDiff(
+        turn=turn,
+        user_text=inv.user_content.text(),
+        expected_calls=[call_text(c) for c in inv.expected.tool_uses],
+        baseline_calls=None if before is None else [call_text(c) for c in before.tool_uses],
+        current_calls=[] if inv.actual is None else [call_text(c) for c in inv.actual.tool_uses],
+        expected_answer=_answer(inv.expected.final_response),
+        baseline_answer=None if before is None else _answer(before.final_response),
+        current_answer=None if inv.actual is None else _answer(inv.actual.final_response),
+        baseline_run=None if base_run is None else base_run.run,
+        current_run=cur_run.run,
+    )

@@ -1,0 +1,423 @@
+"""Compare a current Results with its baseline, case by case and metric by metric (pure).
+
+The rules (DESIGN.md §6; docs/statistics.md explains them in plain words):
+
+- A case whose runs all behaved the same on each side (same tool calls, same
+  answers, same scores) is deterministic: any trajectory drop, a response drop
+  of at least `min_delta`, or a passed -> failed flip is a regression. With one
+  run on a side this cannot be seen; a flip then counts unless the case is known
+  to be flaky from main's history.
+- A case whose runs disagree on either side is noisy ("flaky"): a flip or drop
+  alone proves nothing. With enough runs on both sides it gets an exact
+  permutation test, with the false-discovery rate held across cases; in any
+  case its change enters a paired sign-flip test over all noisy cases per axis,
+  which catches a broad degradation no single case shows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..results import CaseResult, MetricResult, Results, Status
+from . import stats
+from .divergence import behaviour_fingerprints, first_divergence
+from .model import (
+    REGRESSIONS,
+    Axis,
+    BaselineInfo,
+    CaseDiff,
+    Change,
+    Diff,
+    MetricDiff,
+    Pattern,
+    Policy,
+    SuiteTest,
+)
+from .notes import comparability_notes
+from .policy import decide
+
+DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
+CASE_ALPHA = 0.05  # false-discovery rate across the per-case tests
+CASE_MIN_RUNS = 5  # runs needed on each side before one noisy case is tested alone
+SUITE_ALPHA = 0.0075  # family-wise over the axes tested (max-T)
+EPSILON = stats.EPSILON
+
+# When several metrics of a case changed differently, the case shows the most telling.
+_PRECEDENCE = [
+    Change.NEW_FAILURE,
+    Change.REGRESSED,
+    Change.INCOMPLETE,
+    Change.ERRORED,
+    Change.FIXED,
+    Change.IMPROVED,
+    Change.STILL_FAILING,
+    Change.ADDED,
+    Change.REMOVED,
+    Change.UNCHANGED,
+]
+
+CaseKey = tuple[str, str]
+
+
+def compare(
+    current: Results,
+    baseline: Results | None,
+    *,
+    fail_on: Sequence[str] = ("regression",),
+    min_delta: Mapping[Axis, float] | None = None,
+    known_flaky: Iterable[CaseKey] = (),
+    no_baseline_reason: str | None = None,
+    accepted: bool = False,
+) -> Diff:
+    policy = Policy(
+        fail_on=list(fail_on),
+        min_delta={**DEFAULT_MIN_DELTA, **(min_delta or {})},
+        case_alpha=CASE_ALPHA,
+        case_min_runs=CASE_MIN_RUNS,
+        suite_alpha=SUITE_ALPHA,
+    )
+    if baseline is None:
+        reason = no_baseline_reason or "no baseline was given"
+        notes = [f"No baseline: {reason}. Cases are judged by their thresholds alone."]
+        cases = [_without_baseline(case) for case in current.cases]
+        suite_tests: list[SuiteTest] = []
+    else:
+        notes = comparability_notes(baseline, current)
+        cases = _compare_cases(baseline, current, policy, set(known_flaky))
+        suite_tests = _suite_tests(cases, policy)
+    verdict = decide(
+        current, cases, suite_tests, policy, has_baseline=baseline is not None, accepted=accepted
+    )
+    return Diff(
+        baseline=None if baseline is None else _baseline_info(baseline),
+        current=current.source,
+        policy=policy,
+        verdict=verdict,
+        notes=notes,
+        suite_tests=suite_tests,
+        cases=cases,
+    )
+
+
+def _baseline_info(baseline: Results) -> BaselineInfo:
+    return BaselineInfo(
+        source=baseline.source,
+        created_at=baseline.created_at,
+        tool_version=baseline.tool_version,
+        adk_version=baseline.adk_version,
+        num_runs=baseline.run_config.num_runs,
+    )
+
+
+def _case_shell(case: CaseResult, change: Change, baseline: CaseResult | None = None) -> CaseDiff:
+    return CaseDiff(
+        eval_set_id=case.eval_set_id,
+        eval_id=case.eval_id,
+        file=case.file,
+        line=case.line,
+        change=change,
+        baseline_status=baseline.status if baseline else None,
+        current_status=case.status,
+    )
+
+
+def _without_baseline(case: CaseResult) -> CaseDiff:
+    change = {Status.PASSED: Change.UNCHANGED, Status.ERRORED: Change.ERRORED}.get(case.status)
+    if change is None:
+        change = Change.INCOMPLETE if case.status == Status.NOT_EVALUATED else Change.STILL_FAILING
+    diff = _case_shell(case, change)
+    diff.metrics = [_one_sided(name, m, Change.UNCHANGED) for name, m in case.metrics.items()]
+    return diff
+
+
+def _one_sided(
+    name: str, metric: MetricResult, change: Change, *, baseline: bool = False
+) -> MetricDiff:
+    return MetricDiff(
+        metric=name,
+        axis=metric.axis,
+        baseline_score=metric.score if baseline else None,
+        current_score=None if baseline else metric.score,
+        delta=None,
+        baseline_status=metric.status if baseline else None,
+        current_status=None if baseline else metric.status,
+        threshold=metric.threshold,
+        baseline_runs=metric.runs if baseline else [],
+        current_runs=[] if baseline else metric.runs,
+        change=change,
+    )
+
+
+def _compare_cases(
+    baseline: Results, current: Results, policy: Policy, known_flaky: set[CaseKey]
+) -> list[CaseDiff]:
+    before = {(c.eval_set_id, c.eval_id): c for c in baseline.cases}
+    now = {(c.eval_set_id, c.eval_id) for c in current.cases}
+    diffs, pairs = [], []
+    for case in current.cases:
+        key = (case.eval_set_id, case.eval_id)
+        if key in before:
+            diffs.append(_compare_case(before[key], case, policy, key in known_flaky))
+            pairs.append((diffs[-1], before[key], case))
+        else:
+            diff = _case_shell(case, Change.ADDED)
+            diff.metrics = [_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items()]
+            diffs.append(diff)
+    for key, case in before.items():
+        if key not in now:
+            diff = _case_shell(case, Change.REMOVED, baseline=case)
+            diff.current_status = None
+            diff.metrics = [
+                _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
+            ]
+            diffs.append(diff)
+    _decide_tested_cases(diffs, policy)
+    for diff, base, cur in pairs:
+        regressed = next((m for m in diff.metrics if m.change in REGRESSIONS), None)
+        if regressed is not None:
+            diff.divergence = first_divergence(base, cur, regressed)
+    for diff in diffs:
+        _summarise(diff)
+    return diffs
+
+
+def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky: bool) -> CaseDiff:
+    diff = _case_shell(cur, Change.UNCHANGED, base)
+    base_behaviour, cur_behaviour = behaviour_fingerprints(base), behaviour_fingerprints(cur)
+    behaviour_noisy = len(set(base_behaviour)) > 1 or len(set(cur_behaviour)) > 1
+    single_run = len(base_behaviour) <= 1 and len(cur_behaviour) <= 1
+    for name in dict.fromkeys([*cur.metrics, *base.metrics]):
+        diff.metrics.append(
+            _compare_metric(
+                name,
+                base.metrics.get(name),
+                cur.metrics.get(name),
+                policy,
+                behaviour_noisy=behaviour_noisy,
+                known_flaky=known_flaky and single_run,
+            )
+        )
+    if Status.ERRORED in (base.status, cur.status):
+        side = "current" if cur.status == Status.ERRORED else "baseline"
+        diff.change = Change.ERRORED
+        diff.notes.append(
+            f"errored on the {side} side: {(cur if side == 'current' else base).note or 'a run failed'}"
+        )
+    if base.case_sha256 != cur.case_sha256:
+        diff.notes.append(
+            "expectation changed: the eval file's expected turns for this case differ from the baseline's"
+        )
+    removed = [m.metric for m in diff.metrics if m.change == Change.REMOVED]
+    if removed:
+        diff.notes.append(f"no longer scored: {', '.join(removed)}")
+    diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
+    return diff
+
+
+def _scores_vary(metric: MetricResult) -> bool:
+    known = [s for s in metric.runs if s is not None]
+    return bool(known) and max(known) - min(known) > EPSILON
+
+
+def _compare_metric(
+    name: str,
+    base: MetricResult | None,
+    cur: MetricResult | None,
+    policy: Policy,
+    *,
+    behaviour_noisy: bool,
+    known_flaky: bool,
+) -> MetricDiff:
+    if cur is None:
+        assert base is not None
+        return _one_sided(name, base, Change.REMOVED, baseline=True)
+    if base is None or base.score is None:
+        diff = _one_sided(name, cur, Change.UNCHANGED)
+        if base is not None:
+            diff.baseline_status, diff.baseline_runs = base.status, base.runs
+        diff.change, diff.reason = _threshold_only(
+            cur, "new metric" if base is None else "no baseline score"
+        )
+        return diff
+    noisy = behaviour_noisy or _scores_vary(base) or _scores_vary(cur)
+    diff = MetricDiff(
+        metric=name,
+        axis=cur.axis,
+        baseline_score=base.score,
+        current_score=cur.score,
+        delta=None if cur.score is None else cur.score - base.score,
+        baseline_status=base.status,
+        current_status=cur.status,
+        threshold=cur.threshold,
+        baseline_runs=base.runs,
+        current_runs=cur.runs,
+        noisy=noisy,
+        change=Change.UNCHANGED,
+    )
+    if cur.score is None:
+        diff.change, diff.reason = (
+            Change.INCOMPLETE,
+            f"could not be computed: {cur.error or 'no score'}",
+        )
+        return diff
+    drop, rise = _moved(diff, policy.min_delta[diff.axis])
+    flip = base.status == Status.PASSED and cur.status == Status.FAILED
+    fix = base.status == Status.FAILED and cur.status == Status.PASSED
+    if not noisy and not known_flaky:
+        diff.change, diff.reason = _deterministic_change(diff, flip, fix, drop, rise)
+        return diff
+    both_failed = base.status == cur.status == Status.FAILED
+    if flip or drop or fix or rise:
+        diff.reason = "within noise: " + (
+            "flaky on main's history" if known_flaky and not noisy else "runs disagree"
+        )
+        base_runs = [s for s in base.runs if s is not None]
+        cur_runs = [s for s in cur.runs if s is not None]
+        if noisy and min(len(base_runs), len(cur_runs)) >= policy.case_min_runs:
+            tail = (base_runs, cur_runs) if (flip or drop) else (cur_runs, base_runs)
+            diff.p_value = stats.runs_worse_p(*tail)
+    diff.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
+    return diff
+
+
+def _moved(diff: MetricDiff, min_delta: float) -> tuple[bool, bool]:
+    """Whether the score dropped, or rose, by enough to count on its axis."""
+    delta = diff.delta or 0.0
+    return (
+        delta < -EPSILON and -delta >= min_delta - EPSILON,
+        delta > EPSILON and delta >= min_delta - EPSILON,
+    )
+
+
+def _deterministic_change(
+    diff: MetricDiff, flip: bool, fix: bool, drop: bool, rise: bool
+) -> tuple[Change, str]:
+    scores = f"{diff.baseline_score:.3f} -> {diff.current_score:.3f}"
+    if flip:
+        return Change.NEW_FAILURE, f"passed -> failed ({scores})"
+    if drop:
+        return Change.REGRESSED, f"dropped {scores}"
+    if fix:
+        return Change.FIXED, f"failed -> passed ({scores})"
+    if rise:
+        return Change.IMPROVED, f"rose {scores}"
+    if diff.baseline_status == diff.current_status == Status.FAILED:
+        return Change.STILL_FAILING, f"failing on both sides ({scores})"
+    return Change.UNCHANGED, ""
+
+
+def _threshold_only(metric: MetricResult, why: str) -> tuple[Change, str]:
+    if metric.status == Status.FAILED:
+        return (
+            Change.NEW_FAILURE,
+            f"{why}, and it fails its threshold ({metric.score:.3f} < {metric.threshold})",
+        )
+    if metric.status == Status.NOT_EVALUATED:
+        return (
+            Change.INCOMPLETE,
+            f"{why}, and it could not be computed: {metric.error or 'no score'}",
+        )
+    return Change.UNCHANGED, f"{why}; it passes its threshold"
+
+
+def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
+    """Noisy metrics with enough runs: significant after Benjamini-Hochberg are real changes."""
+    tested = [m for d in diffs for m in d.metrics if m.p_value is not None]
+    significant = stats.benjamini_hochberg([m.p_value for m in tested], policy.case_alpha)
+    for metric, real in zip(tested, significant, strict=True):
+        if not real:
+            continue
+        worse = (metric.delta or 0.0) < 0
+        flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
+        fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
+        if worse:
+            metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
+        else:
+            metric.change = Change.FIXED if fix else Change.IMPROVED
+        metric.reason = (
+            f"beyond noise (p = {metric.p_value:.4f}, false-discovery rate {policy.case_alpha})"
+        )
+
+
+def _strongest(changes: Iterable[Change]) -> Change:
+    present = set(changes)
+    return next((c for c in _PRECEDENCE if c in present), Change.UNCHANGED)
+
+
+def _summarise(diff: CaseDiff) -> None:
+    """The case's change per axis and overall, and the two-axis pattern of a regression."""
+    diff.likely_noise = any(m.reason.startswith("within noise") for m in diff.metrics)
+    for axis in ("trajectory", "response"):
+        changes = [m.change for m in diff.metrics if m.axis == axis]
+        if changes:
+            diff.axes[axis] = _strongest(changes)
+    if diff.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
+        return
+    diff.change = _strongest(m.change for m in diff.metrics)
+    if diff.change == Change.UNCHANGED and diff.current_status == Status.FAILED:
+        diff.change = Change.STILL_FAILING
+    trajectory = diff.axes.get("trajectory") in REGRESSIONS
+    response = diff.axes.get("response") in REGRESSIONS
+    if trajectory and response:
+        diff.pattern = Pattern.BOTH
+    elif trajectory and "response" in diff.axes:
+        diff.pattern = Pattern.LUCKY_ANSWER
+    elif response and "trajectory" in diff.axes:
+        diff.pattern = Pattern.FUMBLED_SUMMARY
+
+
+def _axis_runs(metrics: list[MetricDiff], side: str) -> list[float]:
+    """Per run, the mean score of the given metrics on one side."""
+    columns = [getattr(m, f"{side}_runs") for m in metrics]
+    return [sum(run) / len(run) for run in zip(*columns, strict=True)]
+
+
+def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
+    """Per axis, a stratified shuffle test over the noisy cases: did they get worse together?"""
+    axes: tuple[Axis, ...] = ("trajectory", "response")
+    arrays, deltas = [], {axis: [] for axis in axes}
+    for case in cases:
+        if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
+            continue
+        noisy = {
+            axis: [m for m in case.metrics if m.axis == axis and m.noisy and m.delta is not None]
+            for axis in axes
+        }
+        if not any(noisy.values()):
+            continue
+        sides = {}
+        for side in ("baseline", "current"):
+            runs = max(len(getattr(m, f"{side}_runs")) for ms in noisy.values() for m in ms)
+            columns = [
+                _axis_runs(noisy[axis], side) if noisy[axis] else [0.0] * runs for axis in axes
+            ]
+            sides[side] = np.array(columns, dtype=float).T
+        arrays.append((sides["baseline"], sides["current"]))
+        for axis in axes:
+            if noisy[axis]:
+                deltas[axis].append(sum(m.delta for m in noisy[axis]) / len(noisy[axis]))  # type: ignore[misc]
+    tested = [axis for axis in axes if deltas[axis]]
+    if not tested:
+        return []
+    p_values = stats.stratified_shift_p(arrays, axes)
+    tests = []
+    for axis in tested:
+        values = deltas[axis]
+        signs = Counter((v > EPSILON) - (v < -EPSILON) for v in values)
+        mean = sum(values) / len(values)
+        tests.append(
+            SuiteTest(
+                axis=axis,
+                cases=len(values),
+                mean_delta=mean,
+                worse=signs[-1],
+                better=signs[1],
+                p_value=p_values[axis],
+                alpha=policy.suite_alpha,
+                significant=p_values[axis] <= policy.suite_alpha and mean < 0,
+            )
+        )
+    return tests

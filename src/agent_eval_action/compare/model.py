@@ -1,0 +1,150 @@
+"""The Diff: what changed between a baseline Results and the current one (schema "agent-eval-diff/1").
+
+Pure data, serialisable and versioned, so reports and the action render it and
+other tools can read it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..results import Source, Status
+
+DIFF_SCHEMA = "agent-eval-diff/1"
+
+Axis = Literal["trajectory", "response"]
+
+
+class Change(StrEnum):
+    """What happened to one case (or one of its metrics) between baseline and current."""
+
+    NEW_FAILURE = "new_failure"  # passed -> failed, and the flip is real
+    REGRESSED = "regressed"  # a real drop in score
+    FIXED = "fixed"  # failed -> passed
+    IMPROVED = "improved"  # a real rise in score
+    STILL_FAILING = "still_failing"  # failed on both sides
+    UNCHANGED = "unchanged"
+    INCOMPLETE = "incomplete"  # a current metric could not be computed
+    ERRORED = "errored"  # a run errored on either side
+    ADDED = "added"  # only in current
+    REMOVED = "removed"  # only in baseline
+
+
+# Changes that blame the PR.
+REGRESSIONS = frozenset({Change.NEW_FAILURE, Change.REGRESSED})
+
+
+class Pattern(StrEnum):
+    """How the two axes moved together in a regressed case."""
+
+    LUCKY_ANSWER = "lucky_answer"  # trajectory regressed, the response held
+    FUMBLED_SUMMARY = "fumbled_summary"  # response regressed, the trajectory held
+    BOTH = "both"
+
+
+class MetricDiff(BaseModel):
+    metric: str
+    axis: Axis
+    baseline_score: float | None
+    current_score: float | None
+    delta: float | None
+    baseline_status: Status | None
+    current_status: Status | None
+    threshold: float | None
+    baseline_runs: list[float | None] = Field(default_factory=list)
+    current_runs: list[float | None] = Field(default_factory=list)
+    noisy: bool = False  # runs disagree on either side
+    p_value: float | None = None  # per-case test, when there were enough runs
+    change: Change
+    reason: str = ""  # one line: why this change was decided
+
+
+class TurnDiff(BaseModel):
+    """The first turn where the current behaviour departs, with its tool calls side by side."""
+
+    turn: int  # 0-based
+    user_text: str
+    expected_calls: list[str]
+    baseline_calls: list[str] | None
+    current_calls: list[str]
+    expected_answer: str | None
+    baseline_answer: str | None
+    current_answer: str | None
+    baseline_run: int | None
+    current_run: int
+
+
+class CaseDiff(BaseModel):
+    eval_set_id: str
+    eval_id: str
+    file: str
+    line: int
+    change: Change
+    pattern: Pattern | None = None
+    axes: dict[Axis, Change] = Field(default_factory=dict)
+    baseline_status: Status | None
+    current_status: Status | None
+    flaky: bool = False
+    likely_noise: bool = False  # a flip or drop that the noise seen explains
+    metrics: list[MetricDiff] = Field(default_factory=list)
+    divergence: TurnDiff | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class SuiteTest(BaseModel):
+    """The paired test over noisy cases: did they get worse together?"""
+
+    axis: Axis
+    cases: int  # noisy (case, metric) pairs that entered the test
+    mean_delta: float
+    worse: int
+    better: int
+    p_value: float
+    alpha: float
+    significant: bool
+
+
+class Policy(BaseModel):
+    fail_on: list[str]
+    min_delta: dict[Axis, float]
+    case_alpha: float
+    case_min_runs: int
+    suite_alpha: float
+
+
+class Verdict(BaseModel):
+    passed: bool
+    reasons: list[str]  # why it failed (or what it would have failed on, when policy is never)
+    counts: dict[str, int]
+    trajectory_regressions: int
+    response_regressions: int
+    accepted: bool = False
+
+
+class BaselineInfo(BaseModel):
+    source: Source
+    created_at: datetime
+    tool_version: str
+    adk_version: str | None
+    num_runs: int
+
+
+class Diff(BaseModel):
+    schema_: Literal["agent-eval-diff/1"] = Field(DIFF_SCHEMA, alias="schema")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    baseline: BaselineInfo | None  # None: no usable baseline (see notes)
+    current: Source
+    policy: Policy
+    verdict: Verdict
+    notes: list[str] = Field(default_factory=list)  # comparability, said once for the suite
+    suite_tests: list[SuiteTest] = Field(default_factory=list)
+    cases: list[CaseDiff]
+
+    model_config = {"populate_by_name": True}
+
+    def dump_json(self) -> str:
+        return self.model_dump_json(by_alias=True, indent=1)

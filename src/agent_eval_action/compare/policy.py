@@ -1,0 +1,118 @@
+"""The gate: from the case diffs and suite tests to pass or fail, with the reasons.
+
+`--fail-on` takes a comma list of:
+- `regression` (default): new failures and real drops on either axis, noisy cases
+  that got worse together, metrics that could not be computed, errored cases, and
+  added cases that do not pass;
+- `trajectory` / `response`: the same, on one axis only (errored cases still fail);
+- `threshold`: any case that does not pass, as ADK judges it;
+- `never`: report only.
+Without a baseline every policy but `never` falls back to `threshold`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ..errors import InputError
+from ..results import Results, Status
+from .model import REGRESSIONS, Axis, CaseDiff, Change, Policy, SuiteTest, Verdict
+
+POLICIES = ("regression", "trajectory", "response", "threshold", "never")
+
+
+def parse_fail_on(text: str) -> list[str]:
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in tokens if t not in POLICIES]
+    if not tokens or unknown:
+        raise InputError(
+            f"--fail-on: unknown policy {', '.join(unknown) or repr(text)}; use {', '.join(POLICIES)}"
+        )
+    if "never" in tokens and len(tokens) > 1:
+        raise InputError("--fail-on: `never` cannot be combined with other policies")
+    return tokens
+
+
+def _plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _axis_reasons(axis: Axis, cases: Sequence[CaseDiff], tests: Sequence[SuiteTest]) -> list[str]:
+    reasons = []
+    regressed = [c for c in cases if c.axes.get(axis) in REGRESSIONS]
+    if regressed:
+        reasons.append(_plural(len(regressed), f"{axis} regression"))
+    for test in tests:
+        if test.axis == axis and test.significant:
+            reasons.append(
+                f"noisy cases got worse together on the {axis} axis "
+                f"(mean change {test.mean_delta:+.3f} over {test.cases} cases, p = {test.p_value:.4f})"
+            )
+    incomplete = [c for c in cases if c.axes.get(axis) == Change.INCOMPLETE]
+    if incomplete:
+        reasons.append(
+            _plural(
+                len(incomplete),
+                f"case with {axis} metrics that could not be computed",
+                f"cases with {axis} metrics that could not be computed",
+            )
+        )
+    return reasons
+
+
+def decide(
+    current: Results,
+    cases: Sequence[CaseDiff],
+    tests: Sequence[SuiteTest],
+    policy: Policy,
+    *,
+    has_baseline: bool,
+    accepted: bool = False,
+) -> Verdict:
+    counts = Counter(c.change.value for c in cases)
+    counts["flaky"] = sum(c.flaky for c in cases)
+    reasons: list[str] = []
+    evaluated = [c for c in current.cases if c.status != Status.ERRORED]
+    if not evaluated:
+        reasons.append("no case was evaluated" if not current.cases else "every case errored")
+    tokens = set(policy.fail_on)
+    if not has_baseline and "never" not in tokens:
+        tokens = {"threshold"}
+    if "threshold" in tokens:
+        failing = [c for c in current.cases if c.status != Status.PASSED]
+        if failing:
+            reasons.append(
+                _plural(
+                    len(failing),
+                    "case does not pass its thresholds",
+                    "cases do not pass their thresholds",
+                )
+            )
+    axes: list[Axis] = [
+        a for a in ("trajectory", "response") if "regression" in tokens or a in tokens
+    ]
+    for axis in axes:
+        reasons.extend(_axis_reasons(axis, cases, tests))
+    if axes:
+        errored = [
+            c for c in cases if c.change == Change.ERRORED and c.current_status == Status.ERRORED
+        ]
+        if errored:
+            reasons.append(_plural(len(errored), "case errored", "cases errored"))
+        new_red = [
+            c for c in cases if c.change == Change.ADDED and c.current_status != Status.PASSED
+        ]
+        if new_red:
+            reasons.append(
+                _plural(len(new_red), "added case does not pass", "added cases do not pass")
+            )
+    passed = not reasons or "never" in tokens or accepted
+    return Verdict(
+        passed=passed,
+        reasons=reasons,
+        counts=dict(counts),
+        trajectory_regressions=sum(c.axes.get("trajectory") in REGRESSIONS for c in cases),
+        response_regressions=sum(c.axes.get("response") in REGRESSIONS for c in cases),
+        accepted=accepted and bool(reasons),
+    )

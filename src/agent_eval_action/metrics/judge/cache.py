@@ -1,0 +1,94 @@
+"""Verdict reuse: the key of a judge request, and where earlier answers are found.
+
+The key hashes the fully rendered prompt (so every input the judge sees: user text,
+reference, answer, tool calls and results, instructions, rubrics, the template
+itself) with the judge model, the generation config, num_samples, the kind of request
+and its parser's version. Equal key, equal question: the earlier samples are reused and
+re-read, and no call is made. Sources, in order: this run (the same question asked
+twice), the baseline Results (`run --baseline`), the local cache directory
+(`--judge-cache DIR`).
+
+Only answers that gave a verdict are kept, so a failed or unreadable one is asked again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ...results import JudgeSample, Results
+from .parsing import PARSER_VERSIONS
+
+KEY_FORMAT = "1"
+
+
+def verdict_key(request: str, prompt: str, model: str, config: dict, num_samples: int) -> str:
+    payload = {
+        "key_format": KEY_FORMAT,
+        "request": request,
+        "parser_version": PARSER_VERSIONS[request],
+        "model": model.removeprefix("models/"),
+        "generation_config": config,
+        "num_samples": num_samples,
+        "prompt": prompt,
+    }
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def baseline_verdicts(baseline: Results | None) -> dict[str, list[JudgeSample]]:
+    """Every reusable verdict of a baseline Results, by key."""
+    found: dict[str, list[JudgeSample]] = {}
+    for case in baseline.cases if baseline is not None else ():
+        for metric in case.metrics.values():
+            for verdict in metric.judge.verdicts if metric.judge is not None else ():
+                if verdict.error is None and verdict.samples:
+                    found.setdefault(verdict.key, verdict.samples)
+    return found
+
+
+class _Entry(BaseModel):
+    key: str
+    request: str
+    model: str
+    samples: list[JudgeSample]
+
+
+class DirectoryCache:
+    """One JSON file per key under DIR/ab/abcd….json, written atomically (a temporary
+    file in the same directory, then renamed), so concurrent runs never see half a file;
+    two runs writing one key write the same question's answers, and either may win."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> list[JudgeSample] | None:
+        try:
+            entry = _Entry.model_validate_json(self._path(key).read_bytes())
+        except (OSError, ValueError, ValidationError):
+            return None  # absent, or damaged: ask again
+        return entry.samples if entry.key == key and entry.samples else None
+
+    def put(self, key: str, request: str, model: str, samples: Sequence[JudgeSample]) -> None:
+        path = self._path(key)
+        data = _Entry(key=key, request=request, model=model, samples=list(samples))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(data.model_dump_json())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

@@ -1,0 +1,75 @@
+"""What the judge stage hands to the pure scoring stage: per case, per judged metric and
+run, the score (per turn and overall), the verdicts used, and the judge's usage."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ...results import JudgeRecord, JudgeVerdict, Usage
+from ..registry import RunScore
+
+_REQUEST_ORDER = {"sentences": 0, "labels": 1}
+
+
+def _verdict_order(verdict: JudgeVerdict) -> tuple[int, int, int, int]:
+    """Stable order in Results (verdicts arrive as the calls finish)."""
+    step = -1 if verdict.step is None else verdict.step
+    return verdict.run, verdict.turn, step, _REQUEST_ORDER.get(verdict.request, 0)
+
+
+@dataclass
+class JudgedRun:
+    score: RunScore
+    verdicts: list[JudgeVerdict] = field(default_factory=list)
+    rubric_scores: dict[str, float | None] | None = None
+    outage: bool = False  # a request failed because Gemini was unreachable after retries
+    no_key: int = 0  # requests that needed a call but had no API key
+    usage: Usage = field(default_factory=lambda: Usage(cost_usd=0.0))
+
+
+@dataclass
+class CaseJudgement:
+    headers: dict[str, JudgeRecord] = field(default_factory=dict)  # metric -> how it is judged
+    runs: dict[tuple[str, int], JudgedRun] = field(default_factory=dict)  # (metric, run)
+    usage: Usage = field(default_factory=lambda: Usage(cost_usd=0.0))
+
+    def run_score(self, metric: str, run: int) -> RunScore | None:
+        judged = self.runs.get((metric, run))
+        return judged.score if judged is not None else None
+
+    def record(self, metric: str) -> JudgeRecord | None:
+        header = self.headers.get(metric)
+        if header is None:
+            return None
+        runs = sorted((run, judged) for (name, run), judged in self.runs.items() if name == metric)
+        return header.model_copy(
+            update={
+                "verdicts": sorted(
+                    (v for _, judged in runs for v in judged.verdicts), key=_verdict_order
+                ),
+                "rubric_scores": [
+                    judged.rubric_scores for _, judged in runs if judged.rubric_scores is not None
+                ],
+            }
+        )
+
+    @property
+    def outage(self) -> bool:
+        return any(judged.outage for judged in self.runs.values())
+
+
+@dataclass
+class JudgeResults:
+    cases: dict[tuple[str, str], CaseJudgement] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    reused_from: Counter[str] = field(default_factory=Counter)  # baseline, cache, repeat
+    no_key: int = 0  # judge requests that needed a call and had no API key
+    warnings: list[str] = field(default_factory=list)
+
+    def case(self, eval_set_id: str, eval_id: str) -> CaseJudgement | None:
+        return self.cases.get((eval_set_id, eval_id))
+
+    @property
+    def outage_cases(self) -> set[tuple[str, str]]:
+        return {key for key, case in self.cases.items() if case.outage}

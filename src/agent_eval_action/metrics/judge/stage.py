@@ -1,0 +1,118 @@
+"""The judge stage: run → **judge** → score. It judges every judged metric on every
+finished case-run of the plan, concurrently (bounded over the whole suite), reusing the
+baseline's and the cache's verdicts, and returns per case, metric and run the scores and
+verdicts for the pure scoring stage.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ...results import Results, Status
+from ...traces import CaseRunTrace
+from .evaluators import EVALUATORS, Evaluation, judge_header
+from .outcome import CaseJudgement, JudgedRun, JudgeResults
+from .service import JudgeService
+from .settings import NO_KEY, JudgeSettings
+
+if TYPE_CHECKING:
+    from ...run import Plan
+
+
+def judged_metrics(plan: Plan) -> set[str]:
+    return {name for metrics in plan.metrics.values() for name, m in metrics.items() if m.judged}
+
+
+async def judge_plan(
+    plan: Plan,
+    traces: Sequence[CaseRunTrace],
+    settings: JudgeSettings,
+    baseline: Results | None = None,
+) -> JudgeResults:
+    import asyncio
+
+    by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
+    for trace in traces:
+        by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
+    service = JudgeService(settings, baseline)
+    results = JudgeResults()
+    jobs: list[tuple[CaseJudgement, str, int, Evaluation]] = []
+    for eval_set in plan.suite.eval_sets:
+        criteria = plan.criteria[eval_set.eval_set_id]
+        headers = {
+            name: judge_header(name, criteria[name], settings.model_pin)
+            for name, metric in plan.metrics[eval_set.eval_set_id].items()
+            if metric.judged
+        }
+        if not headers:
+            continue
+        for case in eval_set.cases:
+            if case.conversation is None:
+                continue
+            judgement = CaseJudgement(headers=dict(headers))
+            results.cases[(eval_set.eval_set_id, case.eval_id)] = judgement
+            for trace in by_case.get((eval_set.eval_set_id, case.eval_id), []):
+                if trace.error is not None or len(trace.turns) != len(case.conversation):
+                    continue  # an errored run is not scored, so not judged either
+                for name, header in headers.items():
+                    evaluation = Evaluation(
+                        name,
+                        criteria[name],
+                        header,
+                        case,
+                        trace.run,
+                        case.conversation,
+                        trace.turns,
+                        service,
+                    )
+                    jobs.append((judgement, name, trace.run, evaluation))
+    try:
+        outcomes = await asyncio.gather(*(EVALUATORS[name](ev) for _, name, _, ev in jobs))
+    finally:
+        await service.close()
+    for (judgement, name, run, _), judged in zip(jobs, outcomes, strict=True):
+        _add(results, judgement, name, run, judged)
+    for judgement in results.cases.values():
+        results.usage.add(judgement.usage)
+    results.warnings.extend(service.warnings)
+    return results
+
+
+def _add(
+    results: JudgeResults, judgement: CaseJudgement, name: str, run: int, judged: JudgedRun
+) -> None:
+    judgement.runs[(name, run)] = judged
+    judgement.usage.add(judged.usage)
+    results.no_key += judged.no_key
+    for verdict in judged.verdicts:
+        if verdict.source != "call" and verdict.error is None:
+            results.reused_from[verdict.source] += len(verdict.samples)
+
+
+def blocked_by_outage(results: Results, judged: JudgeResults | None) -> bool:
+    """True when the gate failed only because Gemini was unreachable (exit 3): every case
+    that did not pass is not_evaluated, and each of those lost a verdict to the outage."""
+    if judged is None:
+        return False
+    outage = judged.outage_cases
+    unpassed = [c for c in results.cases if c.status != Status.PASSED]
+    return bool(unpassed) and all(
+        c.status == Status.NOT_EVALUATED and (c.eval_set_id, c.eval_id) in outage for c in unpassed
+    )
+
+
+def no_key_advice(judged: JudgeResults) -> str | None:
+    """What to tell a maintainer when answers could not be judged for lack of a key."""
+    if not judged.no_key:
+        return None
+    reused = sum(judged.reused_from.values())
+    return (
+        f"{judged.no_key} judge request(s) could not be made ({NO_KEY}; a pull request "
+        f"from a fork gets no secrets), so their metrics are not evaluated; {reused} "
+        "verdict(s) of unchanged answers were reused. To judge the rest, a maintainer can "
+        "re-run this command with GOOGLE_API_KEY (or GEMINI_API_KEY) set and the same "
+        "--baseline, or re-run the workflow where the secret is available (a branch of "
+        "this repository, or a workflow_run job)."
+    )

@@ -1,0 +1,341 @@
+"""Run an ADK agent in this process, the way `adk eval` runs it (`--agent DIR`).
+
+The agent directory is imported as ADK's tools import it: its `.env` is loaded
+(found as ADK finds it, from the directory up to the root; variables already set
+win), its parent goes on `sys.path`, and the package is imported by its
+directory name. The agent is the first of `agent.app` (an ADK `App`, whose
+plugins then apply), `agent.root_agent`, `await agent.get_agent_async()`.
+
+Each case-run gets what `adk eval` gives a case: a fresh in-memory session
+(app_name, user_id, session_id and state from `session_input`, else ADK's
+defaults "EvaluationGenerator" and "test_user_id"), in-memory artifact and
+memory services, and one `Runner.run_async` per user turn in that session. Its
+turns are captured from the events as ADK captures them (adk_events.py). Unlike
+`adk eval`, up to `--concurrency` case-runs run at once (ADK: 4), each within
+`--timeout`, and a failing or hanging case-run fails alone.
+
+A tool that blocks the event loop (a synchronous `time.sleep`, blocking I/O)
+stalls every case-run in this process, as under `adk eval`; such agents are
+better evaluated through `--command` or `--adk-api`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..errors import InputError
+from ..evalset.models import Content
+from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from .adk_events import TurnCapture, new_session_id
+from .base import OnTrace, RunnerStartError
+from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
+
+INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
+# ADK's defaults for a case without session_input (evaluation_generator.py).
+DEFAULT_APP_NAME = "EvaluationGenerator"
+DEFAULT_USER_ID = "test_user_id"
+# Retries for transient model errors, as `adk eval` adds to every model request
+# that has none (408, 429 and 5xx; 7 attempts, 5 s doubling up to 120 s).
+RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
+
+
+def require_adk(flag: str) -> None:
+    """Exit 2 with one line if google-adk is not installed."""
+    if importlib.util.find_spec("google") is None or importlib.util.find_spec("google.adk") is None:
+        raise InputError(f"{flag} needs google-adk, which is not installed: {INSTALL_HINT}")
+
+
+def agent_directory(path: str) -> Path:
+    """The agent directory named by `--agent`, checked before anything runs."""
+    directory = Path(path)
+    if not directory.exists():
+        raise InputError("agent directory not found", path)
+    if not directory.is_dir():
+        raise InputError("--agent needs the agent's package directory, not a file", path)
+    if not (directory / "__init__.py").is_file():
+        raise InputError(
+            "not a Python package (no __init__.py); an ADK agent directory has an "
+            "__init__.py that imports its agent module",
+            path,
+        )
+    name = directory.resolve().name
+    if not name.isidentifier():
+        raise InputError(
+            f'the directory name "{name}" is not a Python identifier, so the agent package '
+            "cannot be imported by it (rename it, e.g. with underscores)",
+            path,
+        )
+    return directory
+
+
+@dataclass
+class LoadedAgent:
+    directory: Path
+    app: Any  # google.adk.apps.App | None
+    root_agent: Any  # google.adk.agents.BaseAgent (or a workflow node)
+    close: Callable[[], Any] | None = None  # get_agent_async's exit stack
+
+
+def load_dotenv(directory: Path, environ: dict[str, str] | os._Environ = os.environ) -> Path | None:
+    """Load the agent's `.env` as ADK does: the nearest one from the agent directory up
+    to the root; variables already set are kept. Skipped if ADK_DISABLE_LOAD_DOTENV is
+    true. Returns the file loaded, if any."""
+    if environ.get("ADK_DISABLE_LOAD_DOTENV", "").strip().lower() in ("1", "true", "yes", "on"):
+        return None
+    from dotenv import dotenv_values  # google-adk depends on python-dotenv
+
+    folder = directory.resolve()
+    for candidate in (folder, *folder.parents):
+        dotenv = candidate / ".env"
+        if dotenv.is_file():
+            for key, value in dotenv_values(dotenv).items():
+                if value is not None and key not in environ:
+                    environ[key] = value
+            return dotenv
+    return None
+
+
+async def load_agent(directory: Path) -> LoadedAgent:
+    """Import the agent package and find its agent; RunnerStartError says why not."""
+    from google.adk.agents import BaseAgent
+    from google.adk.apps import App
+
+    where = directory.as_posix()
+    # ADK imports its workflow engine lazily on the first turn (about a second); paid
+    # here, it does not count in the first case-runs' durations.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("google.adk.workflow")
+    load_dotenv(directory)
+    package = _import_package(directory)
+    module = getattr(package, "agent", None)
+    if not isinstance(module, ModuleType):
+        module = package
+        if (directory / "agent.py").is_file():
+            module = _import(f"{package.__name__}.agent", directory)
+    app = getattr(module, "app", None)
+    if isinstance(app, App):
+        return LoadedAgent(directory, app, app.root_agent)
+    if hasattr(module, "root_agent"):
+        agent = module.root_agent
+        if not isinstance(agent, BaseAgent) and not _is_workflow_node(agent):
+            raise RunnerStartError(
+                f"{where}: root_agent is a {type(agent).__name__}, not an ADK agent"
+            )
+        return LoadedAgent(directory, None, agent)
+    if hasattr(module, "get_agent_async"):
+        try:
+            result = await module.get_agent_async()
+        except Exception as exc:
+            raise RunnerStartError(
+                f"{where}: get_agent_async() failed: {describe_exception(exc, directory)}"
+            ) from None
+        agent, stack = result if isinstance(result, tuple) else (result, None)
+        close = getattr(stack, "aclose", None)
+        return LoadedAgent(directory, None, agent, close)
+    raise RunnerStartError(
+        f"{where}: no agent found: define root_agent (or app, or get_agent_async) in "
+        f"{directory.resolve().name}/agent.py, imported by its __init__.py"
+    )
+
+
+def _is_workflow_node(value: Any) -> bool:
+    try:
+        from google.adk.workflow import BaseNode
+    except ImportError:
+        return False
+    return isinstance(value, BaseNode)
+
+
+def _import_package(directory: Path) -> ModuleType:
+    root = directory.resolve()
+    name = root.name
+    existing = sys.modules.get(name)
+    if existing is not None and not _comes_from(existing, root):
+        raise RunnerStartError(
+            f"{directory.as_posix()}: cannot import the agent as package {name!r}: a module "
+            f"of that name is already imported from {getattr(existing, '__file__', '?')}; "
+            "rename the agent directory"
+        )
+    parent = str(root.parent)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    package = _import(name, directory)
+    if not _comes_from(package, root):
+        raise RunnerStartError(
+            f"{directory.as_posix()}: importing {name!r} found {package.__file__} instead; "
+            "rename the agent directory"
+        )
+    return package
+
+
+def _comes_from(module: ModuleType, root: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return file is not None and Path(file).resolve() == root / "__init__.py"
+
+
+def _import(name: str, directory: Path) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:
+        raise RunnerStartError(
+            f"{directory.as_posix()}: cannot import the agent: {describe_exception(exc, directory)}"
+        ) from None
+
+
+async def run_adk_suite(
+    requests: Sequence[CaseRunRequest],
+    agent_dir: str | Path,
+    *,
+    concurrency: int = 8,
+    timeout: float = 600.0,
+    on_trace: OnTrace | None = None,
+) -> list[CaseRunTrace]:
+    """Run every case-run against the agent in `agent_dir`: one trace per request, in order."""
+    _quiet_cache_hint()
+    agent = await load_agent(Path(agent_dir))
+    try:
+        return await run_pool(
+            requests,
+            lambda request: run_case_run(
+                request,
+                functools.partial(_conversation, agent),
+                timeout=timeout,
+                source_dir=agent.directory,
+            ),
+            concurrency=concurrency,
+            on_trace=on_trace,
+        )
+    finally:
+        if agent.close is not None:
+            with contextlib.suppress(Exception):
+                await agent.close()
+
+
+@functools.cache
+def _quiet_cache_hint() -> None:
+    """Drop ADK's per-app hint that agent transfers run without a context cache: it is
+    about production cost, not about the eval, and would head every run's output."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return "has no context_cache_config" not in record.getMessage()
+
+    logging.getLogger("google_adk.google.adk.runners").addFilter(keep)
+
+
+@contextlib.asynccontextmanager
+async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIterator[PlayTurn]:
+    """One case-run's session and Runner, as ADK's EvaluationGenerator sets them up."""
+    from google.adk.apps import App
+    from google.adk.artifacts import InMemoryArtifactService
+    from google.adk.memory import InMemoryMemoryService
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.genai import types
+
+    session_input = request.session_input
+    app_name = session_input.app_name if session_input else DEFAULT_APP_NAME
+    user_id = session_input.user_id if session_input else DEFAULT_USER_ID
+    sessions = InMemorySessionService()
+    session = await sessions.create_session(
+        app_name=app_name,
+        user_id=user_id,
+        state=copy.deepcopy(session_input.state) if session_input else {},
+        session_id=(session_input.session_id if session_input else None) or new_session_id(request),
+    )
+    recorder = _recorder_class()()
+    if agent.app is not None:
+        app = agent.app.model_copy(update={"plugins": [*agent.app.plugins, recorder]})
+    else:
+        # As Runner(app_name=..., agent=...) does, without its deprecated `plugins` path.
+        app = App.model_construct(name=app_name, root_agent=agent.root_agent, plugins=[recorder])
+    runner = Runner(
+        app=app,
+        app_name=app_name,
+        session_service=sessions,
+        artifact_service=InMemoryArtifactService(),
+        memory_service=InMemoryMemoryService(),
+    )
+    async with runner:
+
+        async def play(user_content: Content) -> ActualTurn:
+            message = types.Content.model_validate_json(
+                user_content.model_dump_json(exclude_none=True)
+            )
+            capture = TurnCapture()
+            started = time.monotonic()
+            events = runner.run_async(user_id=user_id, session_id=session.id, new_message=message)
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    capture.add(
+                        event.model_dump(mode="json", exclude_none=True),
+                        final=event.is_final_response(),
+                    )
+            if capture.empty:
+                raise CaseRunError(NO_EVENTS)
+            return capture.turn(time.monotonic() - started, recorder.take())
+
+        yield play
+
+
+@functools.cache
+def _recorder_class() -> type:
+    """A plugin that does what `adk eval`'s internal plugins do for a case-run: record each
+    agent's instructions and tool declarations (ADK's AppDetails), and give model requests
+    without retry options ADK's eval retries."""
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.genai import types
+
+    retry = types.HttpRetryOptions(
+        attempts=7,
+        initial_delay=5.0,
+        max_delay=120.0,
+        exp_base=2.0,
+        http_status_codes=list(RETRY_STATUS_CODES),
+    )
+
+    class EvalRecorder(BasePlugin):
+        def __init__(self) -> None:
+            super().__init__(name="agent_eval_action_recorder")
+            self._agents: dict[str, dict[str, Any]] = {}
+
+        async def before_model_callback(self, *, callback_context, llm_request):  # type: ignore[no-untyped-def]
+            config = llm_request.config = llm_request.config or types.GenerateContentConfig()
+            config.http_options = config.http_options or types.HttpOptions()
+            config.http_options.retry_options = config.http_options.retry_options or retry
+            name = callback_context.agent_name
+            if name not in self._agents:
+                self._agents[name] = {
+                    "name": name,
+                    "instructions": _jsonable(config.system_instruction),
+                    "tool_declarations": [_jsonable(tool) for tool in config.tools or ()],
+                }
+            return None
+
+        def take(self) -> dict[str, Any]:
+            """This turn's AppDetails; the next turn starts afresh."""
+            agents, self._agents = self._agents, {}
+            return {"agent_details": agents}
+
+    return EvalRecorder
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", exclude_none=True)
+    return getattr(value, "__name__", None) or repr(value)
