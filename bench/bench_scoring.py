@@ -246,33 +246,22 @@ def all_close(ours: list[float], theirs: list[float]) -> bool:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=20_000, help="invocations per metric")
-    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs, each side")
-    parser.add_argument("--seed", type=int, default=20260101)
-    args = parser.parse_args(argv)
-    n, repeat = args.n, args.repeat
+def measure(n: int, repeat: int = 1, seed: int = 20260101) -> dict[str, Any]:
+    """Time our scorers and ADK's on a corpus of `n` invocations per metric.
 
-    try:
-        _, eval_metrics, final_response_match_v1, trajectory_evaluator = adk_modules()
-    except ImportError:
-        print("google-adk is not installed: pip install -e '.[dev]'", file=sys.stderr)
-        return 2
-
-    print(
-        f"Python {platform.python_version()}, {n:,} invocations per metric, "
-        f"best of {repeat} run(s), seed {args.seed}"
-    )
-    rows = []
+    Returns {"rows": [{"metric", "ours_s", "ours_ex_s"?, "adk_s", "equal", "note"}], and the
+    corpus figures "unicode_pairs", "mean_chars"}; google-adk must be installed.
+    """
+    _, eval_metrics, final_response_match_v1, trajectory_evaluator = adk_modules()
+    rows: list[dict[str, Any]] = []
 
     # --- response_match_score -------------------------------------------------------
-    pairs = text_pairs(n, args.seed)
+    pairs = text_pairs(n, seed)
     unicode_pairs = sum(not (r + c).isascii() for r, c in pairs)
     mean_chars = sum(len(r) + len(c) for r, c in pairs) / (2 * n)
     contents = [(Content.from_text(r, "model"), Content.from_text(c, "model")) for r, c in pairs]
     adk_actual, adk_expected = adk_text_invocations(pairs)
-    rouge.tokenize("warm up")  # imports NLTK and builds the patterns outside the timing
+    rouge.tokenize("warm up")  # imports the stemmer and builds the patterns outside the timing
     rouge.tokenize("warm up ü")
     rouge_evaluator = final_response_match_v1.RougeEvaluator(
         eval_metrics.EvalMetric(metric_name="response_match_score", threshold=0.8)
@@ -301,15 +290,14 @@ def main(argv: list[str] | None = None) -> int:
         ("response_match_score", ours_s, hits),
         ("  same, incl. Content.text()", ours_ex_s, "(same as above)"),
     ):
-        ratio = f"{adk_s / seconds:.1f}x"
         rows.append(
-            [label, rate(n, seconds), rate(n, adk_s), ratio, "yes" if equal else "NO", note]
+            {"metric": label, "ours_s": seconds, "adk_s": adk_s, "equal": equal, "note": note}
         )
 
     del adk_result, adk_actual, adk_expected
 
     # --- tool_trajectory_avg_score --------------------------------------------------
-    cpairs = call_pairs(n, args.seed + 1)
+    cpairs = call_pairs(n, seed + 1)
     adk_actual, adk_expected = adk_call_invocations(cpairs)
     criterion_cls = eval_metrics.ToolTrajectoryCriterion
     for match_type in trajectory.MatchType:
@@ -335,15 +323,48 @@ def main(argv: list[str] | None = None) -> int:
             adk_scores = [r.score for r in adk_result.per_invocation_results]
             label = f"tool_trajectory {match_type.name}" + (" ignore_args" if ignore_args else "")
             rows.append(
-                [
-                    label,
-                    rate(n, ours_s),
-                    rate(n, adk_s),
-                    f"{adk_s / ours_s:.1f}x",
-                    "yes" if all_close(ours_scores, adk_scores) else "NO",
-                    "n/a (no cache)",
-                ]
+                {
+                    "metric": label,
+                    "ours_s": ours_s,
+                    "adk_s": adk_s,
+                    "equal": all_close(ours_scores, adk_scores),
+                    "note": "n/a (no cache)",
+                }
             )
+    return {"rows": rows, "unicode_pairs": unicode_pairs, "mean_chars": mean_chars}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=20_000, help="invocations per metric")
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs, each side")
+    parser.add_argument("--seed", type=int, default=20260101)
+    args = parser.parse_args(argv)
+    n, repeat = args.n, args.repeat
+
+    try:
+        adk_modules()
+    except ImportError:
+        print("google-adk is not installed: pip install -e '.[dev]'", file=sys.stderr)
+        return 2
+
+    print(
+        f"Python {platform.python_version()}, {n:,} invocations per metric, "
+        f"best of {repeat} run(s), seed {args.seed}"
+    )
+    figures = measure(n, repeat, args.seed)
+    unicode_pairs, mean_chars = figures["unicode_pairs"], figures["mean_chars"]
+    rows = [
+        [
+            row["metric"],
+            rate(n, row["ours_s"]),
+            rate(n, row["adk_s"]),
+            f"{row['adk_s'] / row['ours_s']:.1f}x",
+            "yes" if row["equal"] else "NO",
+            row["note"],
+        ]
+        for row in figures["rows"]
+    ]
 
     print(
         tabulate(
@@ -366,7 +387,7 @@ characters on average, {unicode_pairs:,} pairs with non-ASCII text; and {n:,} ra
 actual/expected tool-call lists. "scores equal": every per-invocation score within
 {TOLERANCE:g} of ADK's.
 ours:  wall time of rouge1_fmeasure(reference, candidate) over the corpus's already extracted
-       strings, caches emptied before each run (NLTK imported and patterns built beforehand);
+       strings, caches emptied before each run (stemmer imported and patterns built beforehand);
        the "incl. Content.text()" row also extracts the strings from our Content models.
        Trajectory: invocation_score(actual, expected, match_type, ignore_args) over already
        extracted FunctionCall lists.

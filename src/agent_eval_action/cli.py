@@ -7,7 +7,6 @@ failure or cancellation (partial Results are still written).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import signal
@@ -16,6 +15,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import (
@@ -26,10 +26,14 @@ from .errors import (
     InfrastructureError,
     InputError,
 )
-from .results import Results, RunConfig, Source, Status
-from .traces import CaseRunTrace
 
-FORMATS = ("table", "json")
+if TYPE_CHECKING:  # imported where used: `--help` and argument errors stay fast
+    from .results import Results, Source
+    from .traces import CaseRunTrace
+
+RUN_FORMATS = ("table", "markdown", "summary", "json")
+COMPARE_FORMATS = ("markdown", "summary", "table", "json")
+FORMAT_HELP = "what to print (default table): markdown = the PR comment, summary = the job summary"
 
 
 def _positive_int(text: str) -> int:
@@ -137,10 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BASE.json",
         help="a baseline Results file: compare with it and gate on regressions (its judge verdicts are reused for unchanged answers)",
     )
-    _add_gate_options(run)
     run.add_argument(
-        "--format", choices=FORMATS, default="table", help="what to print (default table)"
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (split by the baseline's case durations, else by a stable hash); "
+        "write its Results without comparing: `merge` the shards, then `compare`",
     )
+    _add_gate_options(run)
+    run.add_argument("--format", choices=RUN_FORMATS, default="table", help=FORMAT_HELP)
+    _add_check_name(run)
     run.add_argument(
         "--out",
         default="results.json",
@@ -162,9 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--current", required=True, metavar="CUR.json", help="the Results to judge"
     )
     _add_gate_options(compare)
-    compare.add_argument(
-        "--format", choices=FORMATS, default="table", help="what to print (default table)"
-    )
+    compare.add_argument("--format", choices=COMPARE_FORMATS, default="table", help=FORMAT_HELP)
+    _add_check_name(compare)
     compare.add_argument("--out", metavar="FILE", help="write the output there instead of stdout")
     compare.set_defaults(handler=_compare)
 
@@ -188,6 +196,15 @@ def _min_delta(text: str) -> tuple[str | None, float]:
     if not 0.0 <= number <= 1.0:
         raise argparse.ArgumentTypeError(f"must be within [0, 1], got {number}")
     return axis or None, number
+
+
+def _add_check_name(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check-name",
+        default="agent-eval",
+        metavar="NAME",
+        help="names the report's hidden sticky-comment marker (default agent-eval)",
+    )
 
 
 def _add_gate_options(parser: argparse.ArgumentParser) -> None:
@@ -227,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _source_from_environment() -> Source:
+    from .results import Source
+
     env = os.environ
     return Source(
         repo=env.get("GITHUB_REPOSITORY"),
@@ -238,13 +257,17 @@ def _source_from_environment() -> Source:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from .compare import gate_options
     from .evalset.loader import load_suite
     from .report.console import table
     from .report.progress import Progress, quick_verdict
+    from .results import RunConfig
     from .run import build_results, cancelled_traces, plan, score_plan
     from .runners import RunnerStartError, runner_from_args
 
+    shard = _shard_option(args.shard)
     gate_options(args.fail_on, args.min_delta)  # a bad policy fails before any agent runs
     runner = runner_from_args(args)
     suite = load_suite(args.eval_paths, args.config)
@@ -252,8 +275,22 @@ def _run(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     the_plan = plan(suite, args.num_runs, args.trajectory_policy)
     baseline, no_baseline_reason, warnings = _baseline(args.baseline)
+    shard_record = None
+    if shard is not None:
+        the_plan, shard_record = _shard_plan(the_plan, *shard, baseline)
     judge_settings = _judge_settings(args, the_plan)
     started, clock = datetime.now(UTC), time.monotonic()
+    run_config = RunConfig(
+        runner=runner.kind,
+        target=runner.target,
+        num_runs=args.num_runs,
+        concurrency=args.concurrency,
+        timeout_s=args.timeout,
+        trajectory_policy=args.trajectory_policy,
+        judge_model=args.judge_model,
+    )
+    if shard_record is not None and not the_plan.suite.case_count:
+        return _empty_shard(args, the_plan, shard_record, run_config, started, clock, warnings)
     finished: list[CaseRunTrace] = []
     progress = Progress(len(the_plan.requests), verdict=quick_verdict(the_plan))
 
@@ -278,15 +315,6 @@ def _run(args: argparse.Namespace) -> int:
             judged = _run_cancellable(judge_plan(the_plan, traces, judge_settings, baseline))
         except asyncio.CancelledError:
             cancelled = True
-    run_config = RunConfig(
-        runner=runner.kind,
-        target=runner.target,
-        num_runs=args.num_runs,
-        concurrency=args.concurrency,
-        timeout_s=args.timeout,
-        trajectory_policy=args.trajectory_policy,
-        judge_model=args.judge_model,
-    )
     results = build_results(
         the_plan,
         score_plan(the_plan, traces, judged),
@@ -296,16 +324,87 @@ def _run(args: argparse.Namespace) -> int:
         partial=cancelled,
         source=_source_from_environment(),
     )
+    results.shard = shard_record
     results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
     results.write(Path(args.out))
-    print(results.dump_json() if args.format == "json" else table(results))
+    if args.format in ("table", "json"):
+        print(results.dump_json() if args.format == "json" else table(results))
     if cancelled:
         print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
+    if shard_record is not None and args.baseline is not None:
+        print(
+            f"shard {shard_record.index}/{shard_record.count}: not compared with the baseline "
+            "(a shard is not the whole suite); merge the shards' Results, then compare",
+            file=sys.stderr,
+        )
+        return _judged_gate(results, judged, EXIT_PASS)
     gate = threshold_gate(results)
     if args.baseline is not None:
         gate = _compare_with_baseline(args, results, baseline, no_baseline_reason)
+    elif args.format in ("markdown", "summary"):
+        from .compare import compare
+
+        no_baseline = compare(results, None, no_baseline_reason="no --baseline was given")
+        print(_report(no_baseline, results, args))
     return _judged_gate(results, judged, gate)
+
+
+def _shard_option(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    from .shard import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise InputError(str(err)) from None
+
+
+def _shard_plan(the_plan, index: int, count: int, baseline: Results | None):  # type: ignore[no-untyped-def]
+    """This shard's part of the plan, and its `shard` record. Every shard computes the same
+    partition from the same suite and baseline (see shard.py)."""
+    from .results import Shard
+    from .run import restrict
+    from .shard import partition
+
+    cases = [(s.eval_set_id, c.eval_id) for s in the_plan.suite.eval_sets for c in s.cases]
+    durations = (
+        {(c.eval_set_id, c.eval_id): c.duration_s for c in baseline.cases} if baseline else None
+    )
+    split = partition(cases, count, durations)
+    mine = split.cases(index)
+    how = "the baseline's case durations" if split.by_durations else "stable hash"
+    print(
+        f"shard {index}/{count}: {len(mine)} of {len(cases)} cases (split by {how})",
+        file=sys.stderr,
+    )
+    record = Shard(
+        index=index,
+        count=count,
+        partition_hash=split.partition_hash,
+        cases_total=len(cases),
+        baseline_sha=baseline.source.sha if baseline else None,
+    )
+    return restrict(the_plan, set(mine)), record
+
+
+def _empty_shard(args, the_plan, record, run_config, started, clock, warnings) -> int:  # type: ignore[no-untyped-def]
+    """More shards than cases: this one writes valid empty Results, and has nothing to fail."""
+    from .run import build_results
+
+    results = build_results(
+        the_plan, [], run_config, started, clock, source=_source_from_environment()
+    )
+    results.shard = record
+    results.warnings.extend(warnings)
+    results.write(Path(args.out))
+    print(
+        f"shard {record.index}/{record.count} has no cases (the suite has {record.cases_total}); "
+        f"wrote its empty Results to {args.out}",
+        file=sys.stderr,
+    )
+    return EXIT_PASS
 
 
 def _compare_with_baseline(
@@ -327,8 +426,10 @@ def _compare_with_baseline(
     )
     diff_path = Path(args.out).with_name("diff.json")
     diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
-    if args.format != "json":
+    if args.format == "table":
         print("\n" + diff_table(diff))
+    elif args.format != "json":
+        print(_report(diff, results, args))
     return EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
 
 
@@ -395,8 +496,22 @@ def _compare(args: argparse.Namespace) -> int:
     )
     from .report.diff_console import table as diff_table
 
-    _emit(diff.dump_json() if args.format == "json" else diff_table(diff), args.out)
+    if args.format in ("markdown", "summary"):
+        from .compare import load_results
+
+        text = _report(diff, load_results(args.current), args)
+    else:
+        text = diff.dump_json() if args.format == "json" else diff_table(diff)
+    _emit(text, args.out)
     return EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
+
+
+def _report(diff, current: Results, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]
+    """The comparison as markdown: the PR comment or the job summary (report/markdown.py)."""
+    from .report import markdown
+
+    render = markdown.comment if args.format == "markdown" else markdown.summary
+    return render(diff, current, markdown.Options(check_name=args.check_name)).rstrip("\n")
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -420,6 +535,8 @@ def _emit(text: str, out: str | None) -> None:
 
 def threshold_gate(results: Results) -> int:
     """Without a baseline: pass only if there were cases and every one passed (ADK-like)."""
+    from .results import Status
+
     if results.cases and all(case.status == Status.PASSED for case in results.cases):
         return EXIT_PASS
     return EXIT_GATE_FAILED
@@ -427,6 +544,7 @@ def threshold_gate(results: Results) -> int:
 
 def _run_cancellable(coroutine):  # type: ignore[no-untyped-def]
     """Run the coroutine; SIGTERM or SIGINT cancels it (raising CancelledError here)."""
+    import asyncio
 
     async def main():  # type: ignore[no-untyped-def]
         task = asyncio.ensure_future(coroutine)

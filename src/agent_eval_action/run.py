@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from typing import TYPE_CHECKING
@@ -67,6 +67,20 @@ def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> P
                     )
                 )
     return result
+
+
+def restrict(plan: Plan, cases: set[tuple[str, str]]) -> Plan:
+    """The plan for some of its cases only (a shard): every eval set stays, so Results list
+    the whole suite's eval files and criteria, as every shard of it does."""
+    eval_sets = [
+        s.model_copy(update={"cases": [c for c in s.cases if (s.eval_set_id, c.eval_id) in cases]})
+        for s in plan.suite.eval_sets
+    ]
+    return replace(
+        plan,
+        suite=plan.suite.model_copy(update={"eval_sets": eval_sets}),
+        requests=[r for r in plan.requests if (r.eval_set_id, r.eval_id) in cases],
+    )
 
 
 def effective_criteria(

@@ -23,7 +23,7 @@ __all__ = [
 
 def flaky_in_history(history: Sequence[Results]) -> set[tuple[str, str]]:
     """Cases that were noisy on main: their runs disagreed, or their status changed between baselines."""
-    from .divergence import behaviour_fingerprints
+    from .divergence import behaviour_varies
 
     statuses: dict[tuple[str, str], set[str]] = {}
     flaky = set()
@@ -31,7 +31,7 @@ def flaky_in_history(history: Sequence[Results]) -> set[tuple[str, str]]:
         for case in results.cases:
             key = (case.eval_set_id, case.eval_id)
             statuses.setdefault(key, set()).add(case.status.value)
-            if len(set(behaviour_fingerprints(case))) > 1 or _scores_disagree(case):
+            if behaviour_varies(case) or _scores_disagree(case):
                 flaky.add(key)
     return flaky | {key for key, seen in statuses.items() if len(seen) > 1}
 

@@ -27,20 +27,40 @@ def _behaviour(actual: Actual) -> tuple[list[str], str | None]:
     return [call_text(c) for c in actual.tool_uses], _answer(actual.final_response)
 
 
-def _fingerprint(run: RunRecord) -> str:
+# json.dumps(turns, sort_keys=True, ensure_ascii=False), without a new encoder per call.
+_BEHAVIOUR_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def _behaviour_text(run: RunRecord) -> str:
     turns = [
         [[[c.name, c.args] for c in inv.actual.tool_uses], _answer(inv.actual.final_response)]
         for inv in run.invocations
         if inv.actual is not None
     ]
-    return hashlib.sha256(
-        json.dumps(turns, sort_keys=True, ensure_ascii=False).encode()
-    ).hexdigest()
+    return _BEHAVIOUR_JSON.encode(turns)
+
+
+def _fingerprint(run: RunRecord) -> str:
+    return hashlib.sha256(_behaviour_text(run).encode()).hexdigest()
 
 
 def behaviour_fingerprints(case: CaseResult) -> list[str]:
     """One hash per finished run of what the agent did: its tool calls and answers per turn."""
     return [_fingerprint(run) for run in case.runs if run.error is None]
+
+
+def behaviour_varies(case: CaseResult) -> bool:
+    """Whether the finished runs of a case did different things, i.e. their fingerprints
+    differ (without hashing, and with nothing to do for a single run)."""
+    finished = [run for run in case.runs if run.error is None]
+    if len(finished) <= 1:
+        return False
+    first = _behaviour_text(finished[0])
+    return any(_behaviour_text(run) != first for run in finished[1:])
+
+
+def finished_runs(case: CaseResult) -> int:
+    return sum(run.error is None for run in case.runs)
 
 
 def _pick_run(

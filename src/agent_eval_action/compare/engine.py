@@ -16,14 +16,16 @@ The rules (DESIGN.md §6; docs/statistics.md explains them in plain words):
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..results import CaseResult, MetricResult, Results, Status
 from . import stats
-from .divergence import behaviour_fingerprints, first_divergence
+from .divergence import behaviour_varies, finished_runs, first_divergence
 from .model import (
     REGRESSIONS,
     Axis,
@@ -71,6 +73,42 @@ def compare(
     known_flaky: Iterable[CaseKey] = (),
     no_baseline_reason: str | None = None,
     accepted: bool = False,
+) -> Diff:
+    with paused_gc():
+        return _compare(
+            current,
+            baseline,
+            fail_on=fail_on,
+            min_delta=min_delta,
+            known_flaky=known_flaky,
+            no_baseline_reason=no_baseline_reason,
+            accepted=accepted,
+        )
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: a large suite's Results are millions of objects,
+    and each full collection, triggered again and again by the many small diff objects
+    made here (none of them cyclic, so reference counting frees them), walks them all."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compare(
+    current: Results,
+    baseline: Results | None,
+    *,
+    fail_on: Sequence[str],
+    min_delta: Mapping[Axis, float] | None,
+    known_flaky: Iterable[CaseKey],
+    no_baseline_reason: str | None,
+    accepted: bool,
 ) -> Diff:
     policy = Policy(
         fail_on=list(fail_on),
@@ -186,9 +224,8 @@ def _compare_cases(
 
 def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky: bool) -> CaseDiff:
     diff = _case_shell(cur, Change.UNCHANGED, base)
-    base_behaviour, cur_behaviour = behaviour_fingerprints(base), behaviour_fingerprints(cur)
-    behaviour_noisy = len(set(base_behaviour)) > 1 or len(set(cur_behaviour)) > 1
-    single_run = len(base_behaviour) <= 1 and len(cur_behaviour) <= 1
+    behaviour_noisy = behaviour_varies(base) or behaviour_varies(cur)
+    single_run = finished_runs(base) <= 1 and finished_runs(cur) <= 1
     for name in dict.fromkeys([*cur.metrics, *base.metrics]):
         diff.metrics.append(
             _compare_metric(

@@ -38,13 +38,19 @@ The F-measure is computed from the token counts with the same arithmetic as
 from __future__ import annotations
 
 import array
+import importlib
+import importlib.util
+import os
 import re
 import string
 import sys
 import threading
+import types
 import unicodedata
 from functools import lru_cache
 from typing import Any
+
+from rouge_score.tokenize import tokenize as rouge_tokenize  # light: re and six only
 
 try:  # the C helper behind collections.Counter; ~2x faster than building a Counter
     from collections import _count_elements  # type: ignore[attr-defined]
@@ -170,18 +176,51 @@ def _get_patterns() -> _Patterns:
 
 # --- stemming -------------------------------------------------------------------------
 
-_default_tokenizer: Any = None
+_stemmer: Any = None
+_stemmer_lock = threading.Lock()
+
+
+def _porter_stemmer() -> Any:
+    """NLTK's Porter stemmer, as rouge_score's DefaultTokenizer builds it, without importing
+    the `nltk` package: its __init__ imports nearly all of NLTK (and scipy, scikit-learn and
+    pandas when they are installed: seconds), while the stemmer needs three small modules.
+
+    They are loaded from NLTK's own files under placeholder `nltk` / `nltk.stem` packages,
+    which are then removed again, so a later `import nltk` elsewhere gets the real package.
+    """
+    if "nltk" in sys.modules:  # already imported by someone: nothing to save
+        from nltk.stem.porter import PorterStemmer
+
+        return PorterStemmer()
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("NLTK is not installed (rouge-score needs it)")
+    roots = list(spec.submodule_search_locations)
+    for name, path in (("nltk", roots), ("nltk.stem", [os.path.join(r, "stem") for r in roots])):
+        package = types.ModuleType(name)
+        package.__path__ = path
+        sys.modules[name] = package
+    try:
+        return importlib.import_module("nltk.stem.porter").PorterStemmer()
+    except ImportError:
+        pass  # a porter.py that needs more of NLTK: import it whole below
+    finally:
+        for name in [n for n in sys.modules if n == "nltk" or n.startswith("nltk.")]:
+            del sys.modules[name]
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
 
 
 def _stem_word(word: str) -> str:
     """rouge_score's default tokenizer (with stemming) on one ASCII word; "" if it drops it."""
-    global _default_tokenizer
-    if _default_tokenizer is None:
-        # Imported here: NLTK takes over a second to import.
-        from rouge_score import tokenizers
-
-        _default_tokenizer = tokenizers.DefaultTokenizer(use_stemmer=True)
-    tokens = _default_tokenizer.tokenize(word)
+    global _stemmer
+    if _stemmer is None:
+        with _stemmer_lock:
+            if _stemmer is None:
+                _stemmer = _porter_stemmer()
+    # What rouge_score's DefaultTokenizer(use_stemmer=True).tokenize does, with its stemmer.
+    tokens = rouge_tokenize(word, _stemmer)
     # A lower-case [a-z0-9]+ word yields at most one token.
     return tokens[0] if tokens else ""
 

@@ -1,0 +1,244 @@
+"""Compare (and render) time and peak memory on a large suite: 10,000 cases x 3 metrics.
+
+    python bench/bench_compare.py                  # 10,000 cases, 1 run of 1 turn per side
+    python bench/bench_compare.py --runs 3 --turns 0   # 3 runs of 1 to 3 turns
+    python bench/bench_compare.py --cases 2000 --profile
+
+Two Results (baseline and current) are built in memory with `model_construct` (as
+bench/gate_trust.py does: no validation, so building them is not what is timed), one
+case in 50 changed. Timed: `compare(current, baseline)`, then the markdown reports of
+the diff (the PR comment and the job summary of agent_eval_action.report.markdown) when
+they exist. Peak RSS is this process's high-water mark (VmHWM on Linux, else
+`resource.getrusage(RUSAGE_SELF).ru_maxrss`); run_all.py runs this file as a subprocess so
+the figure is of compare alone (imports, both Results, the diff, the reports).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import random
+import resource
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from agent_eval_action.evalset.models import Content, FunctionCall, Part
+from agent_eval_action.results import (
+    Actual,
+    CaseResult,
+    Expected,
+    InvocationRecord,
+    MetricResult,
+    Results,
+    RunConfig,
+    RunRecord,
+    Source,
+    Status,
+    Timing,
+    Usage,
+)
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+METRICS = (
+    ("tool_trajectory_avg_score", "trajectory", 1.0),
+    ("response_match_score", "response", 0.8),
+    ("final_response_match_v2", "response", 0.5),
+)
+
+
+def _content(text: str, role: str) -> Content:
+    return Content.model_construct(role=role, parts=[Part.model_construct(text=text)])
+
+
+def _run(run: int, index: int, ok: bool, turns: int) -> RunRecord:
+    invocations = []
+    for turn in range(turns):
+        call = FunctionCall.model_construct(
+            name="lookup" if ok else "guess", args={"id": f"A-{index}", "turn": turn}
+        )
+        invocations.append(
+            InvocationRecord.model_construct(
+                user_content=_content(f"question {index}.{turn}", "user"),
+                expected=Expected.model_construct(
+                    final_response=_content(f"answer {index}.{turn}", "model"),
+                    tool_uses=[call.model_copy(update={"name": "lookup"})],
+                ),
+                actual=Actual.model_construct(
+                    final_response=_content(
+                        f"answer {index}.{turn}" if ok else f"maybe {index}", "model"
+                    ),
+                    tool_uses=[call],
+                    tool_responses=[],
+                ),
+                duration_s=0.5,
+            )
+        )
+    return RunRecord.model_construct(run=run, invocations=invocations, error=None, duration_s=1.0)
+
+
+def make_results(
+    cases: int, runs: int, changed: set[int], seed: int, turns: int | None = 1
+) -> Results:
+    """A Results of `cases` cases x 3 metrics x `runs` runs of `turns` turns (None: 1 to 3,
+    case by case); cases in `changed` regress. Every case has its own texts and calls."""
+    rng = random.Random(seed)
+    results = []
+    for index in range(cases):
+        ok = index not in changed
+        case_turns = turns or 1 + index % 3
+        noisy = index % 10 == 0  # a tenth of the cases: runs disagree on the response
+        metrics = {}
+        for name, axis, threshold in METRICS:
+            per_run = [
+                (1.0 if ok else 0.0)
+                if axis == "trajectory"
+                else (0.9 if ok else 0.4) - (rng.random() * 0.2 if noisy else 0.0)
+                for _ in range(runs)
+            ]
+            score = sum(per_run) / runs
+            metrics[name] = MetricResult.model_construct(
+                axis=axis,
+                score=score,
+                threshold=threshold,
+                status=Status.PASSED if score >= threshold else Status.FAILED,
+                runs=per_run,
+                invocations=[[s] * case_turns for s in per_run],
+                judge=None,
+                error=None,
+            )
+        failed = any(m.status == Status.FAILED for m in metrics.values())
+        results.append(
+            CaseResult.model_construct(
+                eval_set_id=f"set{index % 20}",
+                eval_id=f"case_{index:05d}",
+                file=f"evals/set{index % 20}.evalset.json",
+                line=index + 1,
+                case_sha256="x",
+                status=Status.FAILED if failed else Status.PASSED,
+                note=None,
+                metrics=metrics,
+                runs=[_run(r, index, ok, case_turns) for r in range(1, runs + 1)],
+                usage=Usage(),
+                duration_s=float(runs),
+            )
+        )
+    return Results.model_construct(
+        schema_="agent-eval-results/1",
+        created_at=NOW,
+        tool_version="bench",
+        adk_version=None,
+        partial=False,
+        source=Source(sha="bench"),
+        run_config=RunConfig(runner="command", num_runs=runs),
+        shard=None,
+        eval_sets=[],
+        cases=results,
+        usage=Usage(),
+        timing=Timing(started_at=NOW, finished_at=NOW, duration_s=0.0),
+        warnings=[],
+    )
+
+
+def markdown_renderers() -> dict:
+    """The report package's markdown renderers of a Diff (the PR comment and the job
+    summary, called as fn(diff, current)), when they exist; empty otherwise."""
+    try:
+        module = importlib.import_module("agent_eval_action.report.markdown")
+    except ImportError:
+        return {}
+    return {
+        name: getattr(module, name)
+        for name in ("comment", "summary")
+        if callable(getattr(module, name, None))
+    }
+
+
+def peak_rss_kb() -> int:
+    """This process's peak resident set size in KiB: VmHWM where Linux has it (ru_maxrss
+    there keeps the parent's peak across fork and exec), else getrusage's ru_maxrss."""
+    try:
+        status = Path("/proc/self/status").read_text()
+        return int(status.split("VmHWM:")[1].split()[0])
+    except (OSError, IndexError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+
+def measure(cases: int, runs: int, seed: int, turns: int | None = 1, profile: bool = False) -> dict:
+    from agent_eval_action.compare import compare
+
+    rng = random.Random(seed)
+    changed = set(rng.sample(range(cases), cases // 50))
+    before_kb = peak_rss_kb()
+    baseline = make_results(cases, runs, set(), seed, turns)
+    current = make_results(cases, runs, changed, seed + 1, turns)
+    inputs_kb = peak_rss_kb() - before_kb
+    if profile:
+        import cProfile
+        import pstats
+
+        with cProfile.Profile() as profiler:
+            compare(current, baseline)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+    started = time.perf_counter()
+    diff = compare(current, baseline)
+    compare_s = time.perf_counter() - started
+    render_s = None
+    renderers = markdown_renderers()
+    if renderers:
+        started = time.perf_counter()
+        for render in renderers.values():
+            render(diff, current)
+        render_s = time.perf_counter() - started
+    peak_kb = peak_rss_kb()
+    return {
+        "cases": cases,
+        "metrics": len(METRICS),
+        "runs": runs,
+        "turns": turns or "1-3",
+        "compare_s": compare_s,
+        "render_s": render_s,
+        "rendered": sorted(renderers),
+        "peak_rss_mb": peak_kb / 1024,
+        "inputs_mb": inputs_kb / 1024,
+        "regressions": diff.verdict.trajectory_regressions + diff.verdict.response_regressions,
+        "changed": len(changed),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=1, help="runs per case and side (default 1)")
+    parser.add_argument(
+        "--turns", type=int, default=1, help="turns per case (default 1; 0: 1 to 3, case by case)"
+    )
+    parser.add_argument("--seed", type=int, default=8)
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of compare")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    figures = measure(args.cases, args.runs, args.seed, args.turns or None, args.profile)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    render = (
+        "n/a"
+        if figures["render_s"] is None
+        else f"{figures['render_s']:.2f} s ({' + '.join(figures['rendered'])})"
+    )
+    print(
+        f"{figures['cases']:,} cases x {figures['metrics']} metrics, {figures['runs']} run(s) "
+        f"of {figures['turns']} turn(s): "
+        f"compare {figures['compare_s']:.2f} s, render {render}, "
+        f"peak RSS {figures['peak_rss_mb']:.0f} MB, of which the two Results "
+        f"{figures['inputs_mb']:.0f} MB "
+        f"({figures['regressions']} regressions found, {figures['changed']} cases changed)"
+    )
+
+
+if __name__ == "__main__":
+    main()

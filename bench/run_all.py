@@ -1,0 +1,332 @@
+"""Every benchmark in one table, each figure against its target (issue 8).
+
+    python bench/run_all.py            # everything but the installed sizes (a few minutes)
+    python bench/run_all.py --quick    # without the slow `adk eval` end-to-end comparison
+    python bench/run_all.py --sizes    # also the installed size of the dependencies (minutes)
+
+Rows (see bench/README.md):
+- scoring: our deterministic scorers against ADK's evaluators (bench_scoring.py), on a
+  smaller corpus by default; the target is on scoring an invocation by both metrics;
+- inference: `--agent` wall time against the limit ceil(N/C)*L, and end to end against
+  `adk eval` (bench_inference.py);
+- judge: judge calls on an unchanged re-run against its baseline (bench_judge.py);
+- compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, and the markdown
+  reports' render time (bench_compare.py);
+- CLI start: `agent-eval-action --help`, best of several processes;
+- installed size: site-packages of fresh virtualenvs with the project's dependencies,
+  without and with the `adk` extra (`--sizes`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+from tabulate import tabulate
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+
+SCORING_TARGET = 10.0  # x ADK's throughput
+INFERENCE_TARGET = 1.2  # x the limit ceil(N/C)*L
+ADK_EVAL_TARGET = 3.0  # x faster than adk eval, end to end at C=16
+COMPARE_SECONDS = 2.0
+COMPARE_MB = 300.0
+CLI_START_SECONDS = 0.3
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, {platform.system()}"
+
+
+def met(ok: bool | None) -> str:
+    return "-" if ok is None else ("met" if ok else "NOT MET")
+
+
+# --- the benchmarks -----------------------------------------------------------------------
+
+
+def scoring(n: int) -> list[list[str]]:
+    import bench_scoring
+
+    figures = bench_scoring.measure(n)
+    rows = {row["metric"]: row for row in figures["rows"]}
+    equal = all(row["equal"] for row in figures["rows"])
+    rouge = rows["response_match_score"]
+    exact = rows["tool_trajectory EXACT"]  # ADK's default match type
+    trajectory = [r["adk_s"] / r["ours_s"] for name, r in rows.items() if "trajectory" in name]
+    both = (rouge["adk_s"] + exact["adk_s"]) / (rouge["ours_s"] + exact["ours_s"])
+    return [
+        [
+            f"scoring: an invocation by response_match_score + tool_trajectory (EXACT), {n:,} of them",
+            f"{both:.1f}x ADK's throughput; scores equal: {'yes' if equal else 'NO'}",
+            f">= {SCORING_TARGET:g}x, equal",
+            met(both >= SCORING_TARGET and equal),
+        ],
+        [
+            "  response_match_score alone / tool_trajectory alone (6 variants)",
+            f"{rouge['adk_s'] / rouge['ours_s']:.1f}x / {min(trajectory):.1f}x to {max(trajectory):.1f}x",
+            "",
+            "",
+        ],
+    ]
+
+
+def inference(cases: int, latency: float, quick: bool) -> list[list[str]]:
+    import bench_inference
+
+    rows = []
+    concurrency = 16
+    limit = math.ceil(cases / concurrency) * latency
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        agent, evalset = bench_inference.write_suite(root, cases, latency)
+        wall = bench_inference.inference_wall(agent, cases, concurrency)
+        rows.append(
+            [
+                f"inference: --agent, {cases} cases x {latency:g} s, C={concurrency}",
+                f"{wall:.2f} s = {wall / limit:.2f}x the limit {limit:.2f} s",
+                f"<= {INFERENCE_TARGET:g}x",
+                met(wall / limit <= INFERENCE_TARGET),
+            ]
+        )
+        if quick:
+            rows.append(["  end to end vs `adk eval`", "skipped (--quick)", "", ""])
+            return rows
+        adk = bench_inference.process_wall(
+            [sys.executable, "-m", "google.adk.cli", "eval", str(agent), str(evalset)], root
+        )
+        ours = bench_inference.process_wall(
+            [
+                sys.executable,
+                "-m",
+                "agent_eval_action",
+                "run",
+                str(evalset),
+                "--agent",
+                str(agent),
+                "--concurrency",
+                str(concurrency),
+                "--out",
+                str(root / "results.json"),
+            ],
+            root,
+        )
+        rows.append(
+            [
+                f"  end to end vs `adk eval` (which runs 4 at once), C={concurrency}",
+                f"{ours:.2f} s vs {adk:.2f} s: {adk / ours:.2f}x faster",
+                f">= {ADK_EVAL_TARGET:g}x",
+                met(adk / ours >= ADK_EVAL_TARGET),
+            ]
+        )
+    return rows
+
+
+def judge() -> list[list[str]]:
+    import bench_judge
+    from fakes.gemini import FakeGemini
+
+    samples = 5
+    saved = {k: os.environ.get(k) for k in ("GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL")}
+    os.environ["GOOGLE_API_KEY"] = "fake-key"
+    try:
+        with FakeGemini() as fake, tempfile.TemporaryDirectory() as tmp:
+            os.environ["GOOGLE_GEMINI_BASE_URL"] = fake.url
+            directory = Path(tmp)
+            config = bench_judge._config(directory, "final_response_match_v2", samples)
+            base = directory / "base.json"
+            first = bench_judge._run(fake, config, 1, base, None)
+            again = bench_judge._run(fake, config, 1, directory / "again.json", base)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    calls = max(again["calls"], again["requests"])
+    return [
+        [
+            f"judge: unchanged re-run of the example suite (final_response_match_v2, {samples} samples)",
+            f"{calls} calls, {again['reused']} verdicts reused "
+            f"(first run: {first['calls']} calls; ADK: {again['turns'] * samples} each time)",
+            "0 calls",
+            met(calls == 0),
+        ]
+    ]
+
+
+def compare(cases: int) -> list[list[str]]:
+    rows = []
+    for runs, turns, target in ((1, 1, True), (3, 0, False)):
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(BENCH / "bench_compare.py"),
+                "--json",
+                "--cases",
+                str(cases),
+                "--runs",
+                str(runs),
+                "--turns",
+                str(turns),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        figures = json.loads(done.stdout)
+        seconds, megabytes = figures["compare_s"], figures["peak_rss_mb"]
+        shape = f"{runs} run of 1 turn" if runs == 1 else f"{runs} runs of 1-3 turns"
+        if target:
+            rows.append(
+                [
+                    f"compare: {cases:,} cases x 3 metrics, {shape} per side",
+                    f"{seconds:.2f} s",
+                    f"< {COMPARE_SECONDS:g} s",
+                    met(seconds < COMPARE_SECONDS),
+                ]
+            )
+            rows.append(
+                [
+                    "  peak RSS of that process (both Results, the diff, the reports)",
+                    f"{megabytes:.0f} MB, of which the two Results {figures['inputs_mb']:.0f} MB",
+                    f"< {COMPARE_MB:g} MB",
+                    met(megabytes < COMPARE_MB),
+                ]
+            )
+            render = figures["render_s"]
+            rows.append(
+                [
+                    "  markdown reports of that diff (PR comment + job summary)",
+                    "n/a (no markdown renderer)" if render is None else f"{render:.2f} s",
+                    "",
+                    "",
+                ]
+            )
+        else:
+            rows.append(
+                [
+                    f"  the same, {shape} per side (informative)",
+                    f"{seconds:.2f} s, peak RSS {megabytes:.0f} MB",
+                    "",
+                    "",
+                ]
+            )
+    return rows
+
+
+def cli_start(repeat: int = 7) -> list[list[str]]:
+    script = shutil.which("agent-eval-action")
+    argv = [script] if script else [sys.executable, "-m", "agent_eval_action"]
+    best = math.inf
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([*argv, "--help"], capture_output=True, check=True)
+        best = min(best, time.perf_counter() - started)
+    return [
+        [
+            f"CLI start: `agent-eval-action --help`, best of {repeat}",
+            f"{best:.3f} s",
+            f"< {CLI_START_SECONDS:g} s",
+            met(best < CLI_START_SECONDS),
+        ]
+    ]
+
+
+def _tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def _installed_mb(requirements: list[str], tmp: Path, name: str) -> float:
+    """MB that installing `requirements` adds to a fresh virtualenv's site-packages."""
+    venv = tmp / name
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    empty = _tree_bytes(site)
+    subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            *requirements,
+        ],
+        check=True,
+    )
+    return (_tree_bytes(site) - empty) / 1e6
+
+
+def sizes(enabled: bool) -> list[list[str]]:
+    what = "installed size of the dependencies: core / with the adk extra"
+    if not enabled:
+        return [[what, "skipped (--sizes)", "", ""]]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = list(project["dependencies"])
+    adk = core + list(project["optional-dependencies"]["adk"])
+    with tempfile.TemporaryDirectory() as tmp:
+        core_mb = _installed_mb(core, Path(tmp), "core")
+        adk_mb = _installed_mb(adk, Path(tmp), "adk")
+    return [[what, f"{core_mb:.0f} MB / {adk_mb:.0f} MB", "", ""]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip the adk eval comparison")
+    parser.add_argument("--sizes", action="store_true", help="measure installed sizes (minutes)")
+    parser.add_argument("--scoring-n", type=int, default=2_000, help="invocations per metric")
+    parser.add_argument("--cases", type=int, default=48, help="inference: cases, one turn each")
+    parser.add_argument("--latency", type=float, default=1.0, help="inference: s per model call")
+    parser.add_argument("--compare-cases", type=int, default=10_000)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows: list[list[str]] = []
+    steps = [
+        ("scoring", lambda: scoring(args.scoring_n)),
+        ("inference", lambda: inference(args.cases, args.latency, args.quick)),
+        ("judge", judge),
+        ("compare", lambda: compare(args.compare_cases)),
+        ("CLI start", cli_start),
+        ("sizes", lambda: sizes(args.sizes)),
+    ]
+    for name, step in steps:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            rows.extend(step())
+    print(f"{machine()}; {time.perf_counter() - started:.0f} s in all\n")
+    print(tabulate(rows, headers=["benchmark", "measured", "target", "met"]))
+    missed = sum(row[3] == "NOT MET" for row in rows)
+    print(f"\n{'all targets met' if not missed else f'{missed} target(s) NOT MET'}")
+
+
+if __name__ == "__main__":
+    main()

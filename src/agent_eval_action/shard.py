@@ -1,0 +1,98 @@
+"""Split a suite's cases over N shards (`run --shard I/N`), the same way in every shard.
+
+Every shard computes the whole partition from the same inputs (the suite and, when
+given, the baseline) and keeps its own part, so no job needs to talk to another:
+
+- with the baseline's per-case durations: greedy longest-processing-time (LPT), the
+  longest case first, each to the shard with the least time so far (ties: the lowest
+  index); cases of equal duration are ordered by a stable key, and a case the
+  baseline lacks is given the mean known duration;
+- without them: cases ordered by sha256("eval_set_id/eval_id") and dealt round-robin,
+  so shard sizes differ by at most one case.
+
+A case (all its runs) is the unit: every case is in exactly one shard.
+`partition_hash` hashes the full ordered assignment and the durations it used: equal
+for every shard of one partition, different when the suite, N or the durations differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+CaseKey = tuple[str, str]  # (eval_set_id, eval_id)
+
+_SHARD = re.compile(r"(\d+)/(\d+)")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` as (I, N) with 1 <= I <= N; ValueError with a one-line reason otherwise."""
+    match = _SHARD.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"--shard: {text!r} is not I/N (e.g. 2/4)")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1:
+        raise ValueError(f"--shard: {text!r}: the shard count must be at least 1")
+    if not 1 <= index <= count:
+        raise ValueError(f"--shard: {text!r}: the index must be within 1..{count}")
+    return index, count
+
+
+def _stable_key(case: CaseKey) -> str:
+    return hashlib.sha256(f"{case[0]}/{case[1]}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Partition:
+    count: int
+    assignment: dict[CaseKey, int]  # case -> shard index 1..count, in the suite's order
+    partition_hash: str
+    by_durations: bool  # False: by stable hash, balanced in count
+
+    def cases(self, index: int) -> list[CaseKey]:
+        """The cases of shard `index`, in the suite's order."""
+        return [case for case, shard in self.assignment.items() if shard == index]
+
+
+def partition(
+    cases: Sequence[CaseKey], count: int, durations: Mapping[CaseKey, float] | None = None
+) -> Partition:
+    """Assign every case to a shard 1..count.
+
+    `durations` (seconds per case, e.g. a baseline's) are used when at least one of the
+    cases has a positive one; otherwise the split is by stable hash.
+    """
+    if count < 1:
+        raise ValueError("the shard count must be at least 1")
+    if len(set(cases)) != len(cases):
+        raise ValueError("cases must be distinct")
+    known = {c: float(durations[c]) for c in cases if durations and c in durations}
+    by_durations = any(d > 0 for d in known.values())
+    used: dict[CaseKey, float] = {}
+    shard_of: dict[CaseKey, int] = {}
+    if by_durations:
+        default = sum(known.values()) / len(known)
+        used = {c: known.get(c, default) for c in cases}
+        loads = [(0.0, index) for index in range(1, count + 1)]  # a heap: least time, lowest index
+        for case in sorted(cases, key=lambda c: (-used[c], _stable_key(c))):
+            load, index = heapq.heappop(loads)
+            shard_of[case] = index
+            heapq.heappush(loads, (load + used[case], index))
+    else:
+        for position, case in enumerate(sorted(cases, key=_stable_key)):
+            shard_of[case] = position % count + 1
+    assignment = {case: shard_of[case] for case in cases}
+    record = {
+        "count": count,
+        "method": "durations" if by_durations else "hash",
+        "assignment": [
+            [c[0], c[1], shard, used[c] if by_durations else None]
+            for c, shard in assignment.items()
+        ],
+    }
+    digest = hashlib.sha256(json.dumps(record, separators=(",", ":")).encode()).hexdigest()
+    return Partition(count, assignment, digest, by_durations)

@@ -1,0 +1,98 @@
+"""Representative diffs for the report tests (golden files, structure, browser, budget)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from factory import NOW, case, results
+
+from agent_eval_action.compare import compare
+from agent_eval_action.compare.model import Diff
+from agent_eval_action.results import Results, Source
+
+T, R = "tool_trajectory_avg_score", "response_match_score"
+REPO = "octo-org/shop-agent"
+
+
+def _dated(res: Results, when, sha: str, ref: str, run_id: str) -> Results:
+    return res.model_copy(
+        update={
+            "created_at": when,
+            "source": Source(repo=REPO, sha=sha, ref=ref, run_id=run_id, event="push"),
+        }
+    )
+
+
+def pair(before: list, after: list) -> tuple[Diff, Results]:
+    base = _dated(results(*before), NOW - timedelta(hours=5), "1" * 40, "refs/heads/main", "101")
+    cur = _dated(results(*after), NOW, "2" * 40, "refs/pull/7/merge", "202")
+    return compare(cur, base), cur
+
+
+def mixed() -> tuple[Diff, Results]:
+    """Every section: regressions on both axes, improvements, still failing, added, removed,
+    errored, flaky cases with their suite test, and a comparability note."""
+    before = [
+        case("lucky", {T: [1.0], R: [0.9]}, eval_set_id="refunds", line=12),
+        case("fumbled", {T: [1.0], R: [0.9]}, eval_set_id="refunds", line=40),
+        case("both", {T: [1.0], R: [1.0]}, eval_set_id="refunds", line=70),
+        case("fixed", {T: [0.0], R: [0.9]}, ["old"], eval_set_id="orders", line=5),
+        case("stuck", {T: [0.0], R: [0.9]}, ["bad"], eval_set_id="orders", line=30),
+        case("gone", {T: [1.0]}, eval_set_id="orders", line=50),
+        case("crash", {T: [1.0]}, eval_set_id="orders", line=60),
+        *[
+            case(f"noisy{i}", {T: [1.0, 0.0, 1.0]}, ["a", "b", "a"], eval_set_id="faq", line=i)
+            for i in range(3)
+        ],
+    ]
+    after = [
+        case("lucky", {T: [0.0], R: [0.9]}, ["skipped lookup"], eval_set_id="refunds", line=12),
+        case("fumbled", {T: [1.0], R: [0.5]}, eval_set_id="refunds", line=40),
+        case("both", {T: [0.5], R: [0.2]}, ["wrong"], eval_set_id="refunds", line=70),
+        case("fixed", {T: [1.0], R: [0.9]}, eval_set_id="orders", line=5),
+        case("stuck", {T: [0.0], R: [0.9]}, ["bad"], eval_set_id="orders", line=30),
+        case("crash", {T: [1.0]}, eval_set_id="orders", errored_runs=(1,), line=60),
+        case("new", {T: [1.0]}, eval_set_id="orders", line=80),
+        *[
+            case(f"noisy{i}", {T: [0.0, 1.0, 0.0]}, ["b", "a", "b"], eval_set_id="faq", line=i)
+            for i in range(3)
+        ],
+    ]
+    diff, cur = pair(before, after)
+    diff.notes.append("The google-adk version differs: 2.12.0 on the baseline, 2.13.0 now.")
+    return diff, cur
+
+
+def clean() -> tuple[Diff, Results]:
+    cases = [case(f"c{i}", {T: [1.0], R: [1.0]}) for i in range(4)]
+    return pair(cases, cases)
+
+
+def no_baseline() -> tuple[Diff, Results]:
+    cur = _dated(
+        results(case("ok", {T: [1.0]}), case("bad", {T: [0.0]}, ["x"])), NOW, "2" * 40, "", "9"
+    )
+    return compare(cur, None, no_baseline_reason="the baseline artifact has expired"), cur
+
+
+def huge(n: int = 5_000) -> tuple[Diff, Results]:
+    """n cases over 50 eval sets: a fifth regress, a fifth improve, the rest unchanged."""
+    before, after = [], []
+    for i in range(n):
+        kind, name, where = i % 5, f"case_{i:05d}", f"set_{i % 50:02d}"
+        long = "a fairly long agent answer that goes on " * 5
+        if kind == 0:
+            before.append(case(name, {T: [1.0], R: [1.0]}, eval_set_id=where, line=i + 1))
+            after.append(
+                case(name, {T: [0.0], R: [0.2]}, [f"{long}{i}"], eval_set_id=where, line=i + 1)
+            )
+        elif kind == 1:
+            before.append(case(name, {T: [0.0]}, ["old"], eval_set_id=where, line=i + 1))
+            after.append(case(name, {T: [1.0]}, eval_set_id=where, line=i + 1))
+        else:
+            before.append(case(name, {T: [1.0]}, eval_set_id=where, line=i + 1))
+            after.append(case(name, {T: [1.0]}, eval_set_id=where, line=i + 1))
+    return pair(before, after)
+
+
+DIFFS = {"mixed": mixed, "clean": clean, "no_baseline": no_baseline}

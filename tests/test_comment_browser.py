@@ -1,0 +1,65 @@
+"""The PR comment in a real browser: GitHub's renderer and stylesheet, headless Chromium.
+
+Needs Debian's chromium and the npm package github-markdown-css (.ci/run installs both);
+skips with the reason when either is absent, except in CI (CI=true), where it must run.
+Leaves a screenshot at SCREENSHOT to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from report_diffs import mixed
+
+from agent_eval_action.report import markdown
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import screenshot_comment as browser
+
+SCREENSHOT = Path("/tmp/agent-eval-action/comment-test.png")
+
+if reason := browser.missing():
+    if os.environ.get("CI") == "true":
+        raise RuntimeError(f"the browser test cannot run in CI: {reason}")
+    pytest.skip(f"browser test skipped: {reason}", allow_module_level=True)
+
+
+def test_the_comment_renders_with_regressions_visible_and_nothing_overflowing():
+    diff, current = mixed()
+    text = markdown.comment(
+        diff, current, markdown.Options(baseline_relation="the PR's merge-base")
+    )
+    with browser.open_page(text) as tab:
+        for heading in ("Trajectory regressions (2)", "Response regressions (2)"):
+            assert tab.get_by_role("heading", name=heading).is_visible()
+        assert tab.get_by_text("refunds / lucky").first.is_visible()
+        # collapsed: the rest is behind <summary> lines, the diffs hidden until opened
+        assert tab.locator("details").count() == 7
+        assert not tab.locator("pre").first.is_visible()
+        for details in tab.query_selector_all("details"):
+            details.evaluate("d => d.open = true")
+        assert tab.locator("pre").first.is_visible()
+        overflowing = tab.evaluate(
+            """() => {
+              const box = document.querySelector('#comment').getBoundingClientRect();
+              const bad = [];
+              for (const el of document.querySelectorAll('#comment *')) {
+                if (el.closest('pre, table') && !el.matches('pre, table')) continue;  // they scroll
+                const r = el.getBoundingClientRect();
+                if (r.width && (r.left < box.left - 0.5 || r.right > box.right + 0.5))
+                  bad.push(el.tagName + ': ' + el.textContent.slice(0, 60));
+              }
+              for (const el of document.querySelectorAll('#comment table')) {
+                if (el.scrollWidth > el.clientWidth + 1) bad.push('TABLE scrolls: ' + el.textContent.slice(0, 60));
+              }
+              return bad;
+            }"""
+        )
+        assert overflowing == []
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        tab.locator("#comment").screenshot(path=str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size > 10_000

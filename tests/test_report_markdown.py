@@ -1,0 +1,264 @@
+"""The markdown report: golden files, its structure as GitHub renders it, and the size budget.
+
+Golden files: tests/golden/*.md. After an intended change of the report, regenerate them
+with `UPDATE_GOLDEN=1 python -m pytest tests/test_report_markdown.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from factory import case, results
+from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
+
+from agent_eval_action.compare import compare
+from agent_eval_action.report import markdown
+from agent_eval_action.report.budget import Detail, fit, size
+
+cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the dev extra")
+from cmarkgfm.cmark import Options as CmarkOptions  # noqa: E402
+
+GOLDEN = Path(__file__).parent / "golden"
+OPTIONS = markdown.Options(baseline_relation="the PR's merge-base")
+T = "tool_trajectory_avg_score"
+
+
+def to_html(text: str) -> str:
+    return cmarkgfm.github_flavored_markdown_to_html(text, options=CmarkOptions.CMARK_OPT_UNSAFE)
+
+
+class Structure(HTMLParser):
+    """Counts of elements, table rows as cell lists, text by element, open tags at the end."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: dict[str, int] = {}
+        self.rows: list[list[str]] = []
+        self.headings: list[str] = []
+        self.code_blocks: list[str] = []
+        self.comments: list[str] = []
+        self.links: list[str] = []
+        self.stack: list[str] = []
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        if tag == "tr":
+            self.rows.append([])
+        if tag == "a":
+            self.links.append(dict(attrs).get("href", ""))
+        if tag in ("td", "th", "h3", "h4", "pre"):
+            self._text = []
+        if tag not in ("br", "hr", "img", "input"):
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.rows[-1].append("".join(self._text).strip())
+        elif tag in ("h3", "h4"):
+            self.headings.append("".join(self._text).strip())
+        elif tag == "pre":
+            self.code_blocks.append("".join(self._text))
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            raise AssertionError(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+
+    def handle_data(self, data):
+        self._text.append(data)
+
+    def handle_comment(self, data):
+        self.comments.append(data)
+
+
+def structure(text: str) -> Structure:
+    parsed = Structure()
+    parsed.feed(to_html(text))
+    parsed.close()
+    assert parsed.stack == [], f"unclosed: {parsed.stack}"
+    return parsed
+
+
+@pytest.mark.parametrize("name", sorted(DIFFS))
+@pytest.mark.parametrize("kind", ["comment", "summary"])
+def test_golden(name, kind):
+    diff, current = DIFFS[name]()
+    text = getattr(markdown, kind)(diff, current, OPTIONS)
+    path = GOLDEN / f"{name}.{kind}.md"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing: run with UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs (UPDATE_GOLDEN=1 to accept)"
+
+
+def test_comment_structure_as_github_renders_it():
+    diff, current = mixed()
+    text = markdown.comment(diff, current, OPTIONS)
+    assert text.startswith("<!-- agent-eval-action:agent-eval -->\n")
+    page = structure(text)
+    assert page.comments == [" agent-eval-action:agent-eval "]
+    assert page.headings[:3] == [
+        "❌ 2 trajectory regressions · 2 response regressions · 1 improvement · 4 still failing"
+        " · 1 added · 1 removed · 1 errored · 0 unchanged",
+        "Trajectory regressions (2)",
+        "Response regressions (2)",
+    ]
+    # 3 divergences (one per regressed case) + 4 collapsed sections
+    assert page.tags["details"] == 7 and page.tags["summary"] == 7
+    assert len(page.code_blocks) == 3
+    assert '- lookup({"id": "same"})\n+ lookup({"id": "skipped lookup"})' in page.code_blocks[0]
+    assert to_html(text).count('<pre lang="diff">') == 3
+    # tables: every row has as many cells as its header
+    assert page.tags["table"] == 8
+    header_row = ["eval set", "cases", "passed (baseline → now)", "regressed", "improved"]
+    assert page.rows[0][:5] == header_row
+    assert ["refunds", "3", "3 → 0", "3", "", "", ""] in page.rows
+    regression_rows = [r for r in page.rows if r and r[0].startswith("refunds / lucky")]
+    assert regression_rows == [
+        [
+            "refunds / lucky\nnew failure · lucky answer".replace("\n", ""),
+            T,
+            "1.000 → 0.000",
+            "\u22121.00\xa0🟥🟥🟥🟥",
+        ]
+    ]
+    assert f"https://github.com/{REPO}/commit/{'1' * 40}" in page.links
+    assert f"https://github.com/{REPO}/actions/runs/101" in page.links
+    assert "(the PR's merge-base), recorded 5 hours before this run" in text
+
+
+def test_summary_expands_what_the_comment_collapses():
+    diff, current = mixed()
+    comment, summary = markdown.comment(diff, current), markdown.summary(diff, current)
+    assert "<!--" not in summary
+    assert structure(summary).tags["details"] == 3  # only the divergent turns
+    assert "### ✅ Improvements (1)" in summary and "<summary>✅ Improvements" in comment
+
+
+def test_regressions_come_before_everything_else():
+    diff, current = mixed()
+    text = markdown.comment(diff, current)
+    order = [
+        text.index(s)
+        for s in (
+            "Trajectory regressions",
+            "Response regressions",
+            "Improvements",
+            "Still failing",
+            "Flaky",
+            "Usage",
+        )
+    ]
+    assert order == sorted(order)
+
+
+def test_without_a_baseline_says_so_first():
+    diff, current = no_baseline()
+    text = markdown.comment(diff, current)
+    lines = text.splitlines()
+    assert lines[1] == "### ❌ no baseline · 1 of 2 cases passed"
+    assert lines[3].startswith("> ⚠️ **No baseline: the baseline artifact has expired")
+    assert "Baseline:" not in text and "(baseline → now)" not in text
+
+
+def test_the_relation_slot_renders_nothing_when_absent():
+    diff, current = mixed()
+    text = markdown.comment(diff, current)
+    assert "on <code>main</code>, recorded 5 hours" in text and "()" not in text
+
+
+def test_links_only_from_values_github_would_give():
+    diff, current = pair([case("c", {T: [1.0]})], [case("c", {T: [1.0]})])
+    diff.baseline.source.repo = "evil/x)[y](https://phish.example"
+    diff.current.run_id = "1) [x](https://phish.example"
+    options = markdown.Options(server_url="javascript:alert(1)")
+    text = markdown.comment(diff, current, options)
+    assert "phish" not in text and "javascript" not in text
+    text = markdown.comment(diff, current, markdown.Options(server_url="https://ghe.example.com/"))
+    assert "https://ghe.example.com/octo-org/shop-agent/commit/" in text
+
+
+def test_check_name_is_in_the_marker_and_cannot_break_it():
+    diff, current = mixed()
+    text = markdown.comment(diff, current, markdown.Options(check_name="evals --> <b>x"))
+    assert text.splitlines()[0] == "<!-- agent-eval-action:evals --- -b-x -->"
+    assert text.count("-->") == 1 and text.count("<!--") == 1
+
+
+# ---- the budget ------------------------------------------------------------------------
+
+
+def test_fit_returns_the_most_detail_that_fits():
+    items = 100
+
+    def render(detail: Detail) -> str:
+        shown = items if detail.others is None else detail.others
+        return "x" * (10 * shown) + ("" if shown == items else f" ({items - shown} left out)")
+
+    assert fit(render, 10_000, Detail(), [("others", items)]) == "x" * 1000
+    text = fit(render, 500, Detail(), [("others", items)])
+    assert size(text) <= 500 and text.startswith("x" * 480) and text.endswith("(52 left out)")
+
+
+def test_fit_falls_back_to_the_minimal_report():
+    def render(detail: Detail) -> str:
+        return "short" if detail.minimal else "x" * 1000
+
+    assert fit(render, 100, Detail(), [("others", 3)]) == "short"
+
+
+@pytest.fixture(scope="module")
+def big():
+    return huge()
+
+
+def test_a_5000_case_diff_fits_the_comment(big):
+    diff, current = big
+    assert len(diff.cases) == 5_000 and diff.verdict.trajectory_regressions == 1_000
+    text = markdown.comment(diff, current)
+    assert size(text) <= markdown.COMMENT_LIMIT
+    assert text.count("<!-- agent-eval-action:agent-eval -->") == 1
+    assert "✂️ **Shortened to fit GitHub's size limit:**" in text
+    assert "the full report is in the job summary" in text
+    # regressions are cut last: some are shown, and the rest are counted
+    page = structure(text)
+    shown = sum(1 for r in page.rows if len(r) == 4 and r[0].startswith("set_") and r[1] == T)
+    left = re.search(r"… and ([\d,]+) more trajectory regressions not shown", text)
+    assert shown > 0 and left and shown + int(left.group(1).replace(",", "")) == 1_000
+
+
+def test_a_5000_case_diff_fits_a_smaller_budget_and_the_summary(big):
+    diff, current = big
+    small = markdown.comment(diff, current, limit=8_000)
+    assert (
+        size(small) <= 8_000
+        and "Trajectory regressions (1,000)" in small
+        and "Response regressions (1,000)" in small
+    )
+    summary = markdown.summary(diff, current)
+    assert size(summary) <= markdown.SUMMARY_LIMIT and summary.count("\n") > 1_000
+    head, body = markdown.check_parts(diff, current)
+    assert size(head) <= markdown.CHECK_LIMIT and size(body) <= markdown.CHECK_LIMIT
+
+
+def test_long_answers_are_shortened_not_cut_mid_markup():
+    long = "word " * 20_000 + "```"
+    diff, current = pair(
+        [case("c", {T: [1.0]}, eval_set_id="s")], [case("c", {T: [0.0]}, [long], eval_set_id="s")]
+    )
+    text = markdown.comment(diff, current)
+    assert "more characters)" in text
+    assert structure(text).tags["pre"] == 1
+
+
+def test_zero_cases():
+    current = results()
+    text = markdown.comment(compare(current, current), current)
+    assert "Gate failed:** no case was evaluated" in text
