@@ -1,8 +1,7 @@
-"""What the agent did, run by run: behaviour fingerprints and the first divergent turn."""
+"""What the agent did, run by run: whether runs behaved alike, and the first divergent turn."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 
@@ -38,15 +37,6 @@ def _behaviour_text(run: RunRecord) -> str:
         if inv.actual is not None
     ]
     return _BEHAVIOUR_JSON.encode(turns)
-
-
-def _fingerprint(run: RunRecord) -> str:
-    return hashlib.sha256(_behaviour_text(run).encode()).hexdigest()
-
-
-def behaviour_fingerprints(case: CaseResult) -> list[str]:
-    """One hash per finished run of what the agent did: its tool calls and answers per turn."""
-    return [_fingerprint(run) for run in case.runs if run.error is None]
 
 
 def behaviour_varies(case: CaseResult) -> bool:

@@ -7,13 +7,13 @@ crash (DESIGN.md §2): the comparison then falls back to thresholds.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..evalset import jsonpos
 from ..evalset.files import decode, read_bytes
 from ..results import SCHEMA, Results
 
@@ -26,13 +26,7 @@ class BaselineUnusable(Exception):
 
 
 def _parse(path: Path, display: str) -> Results:
-    text = decode(read_bytes(path, display), display)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"invalid JSON (column {err.colno}): {err.msg}", display, err.lineno
-        ) from None
+    data = jsonpos.loads(decode(read_bytes(path, display), display), display)
     schema = data.get("schema") if isinstance(data, dict) else None
     match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
     if match is None:

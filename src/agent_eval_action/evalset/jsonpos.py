@@ -35,16 +35,21 @@ class Located:
         return self._lines[path]
 
 
-def parse(text: str, file: str) -> Located:
+def loads(text: str, file: str) -> Any:
+    """json.loads, with a syntax error as a one-line InputError at its line and column."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(
             f"invalid JSON (column {err.colno}): {err.msg}", file, err.lineno
         ) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file) from None
-    return Located(data, _value_lines(text))
+
+
+def parse(text: str, file: str) -> Located:
+    """Parse, and map every value's path to the line it starts on."""
+    return Located(loads(text, file), _value_lines(text))
 
 
 def _value_lines(text: str) -> dict[Path, int]:

@@ -8,7 +8,6 @@ table has no price: its cost is None ("n/a"), never a guess.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InputError
+from ...evalset import jsonpos
 
 
 class _Rates(BaseModel):
@@ -70,12 +70,7 @@ class PriceTable:
 
 
 def _read(text: str, display: str) -> dict[str, Price]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"invalid JSON (column {err.colno}): {err.msg}", display, err.lineno
-        ) from None
+    data = jsonpos.loads(text, display)
     try:
         return _Table.model_validate(data).models
     except ValidationError as err:
