@@ -1,0 +1,372 @@
+"""The action's settings, parsed once from the environment (DESIGN.md §5).
+
+Every input of action.yml arrives as `INPUT_<NAME-UPPERCASED>` with its hyphens kept
+(`num-runs` -> `INPUT_NUM-RUNS`); an empty value means the input's default. Each input has
+one `clean_<name>` function here that turns the string into a typed value or raises a
+one-line InputError naming the input. The `GITHUB_*` values the action needs are read here
+too: nothing else in the package reads them from os.environ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from ..errors import InputError
+
+MODES = ("auto", "run", "compare", "comment", "merge")
+BASELINE_KINDS = ("artifact", "branch", "none")
+TRAJECTORY_POLICIES = ("business", "strict")
+AGENT_INPUTS = ("agent", "command", "adk-api", "adk-history")
+
+
+def _bad(name: str, reason: str) -> InputError:
+    return InputError(f"input {name}: {reason}")
+
+
+def _positive_int(name: str, text: str, default: int) -> int:
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise _bad(name, f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _optional(text: str) -> str | None:
+    return text or None
+
+
+def _words(name: str, text: str) -> tuple[str, ...]:
+    """Several values in one input: separated by spaces or newlines, quoted as in a shell."""
+    try:
+        return tuple(shlex.split(text))
+    except ValueError as err:
+        raise _bad(name, f"cannot split {text!r} into paths: {err}") from None
+
+
+def clean_evals(text: str) -> tuple[str, ...]:
+    return _words("evals", text) or ("evals",)
+
+
+def clean_agent(text: str) -> str | None:
+    return _optional(text)
+
+
+def clean_command(text: str) -> str | None:
+    if not text:
+        return None
+    try:
+        shlex.split(text)
+    except ValueError as err:
+        raise _bad("command", f"cannot split {text!r} like a shell would: {err}") from None
+    return text
+
+
+@dataclass(frozen=True)
+class AdkApi:
+    url: str
+    app: str
+
+
+def clean_adk_api(text: str) -> AdkApi | None:
+    """`URL APP`: the server of `adk api_server` and the agent's app name on it (there is no
+    adk-app input in DESIGN.md §5, so the one input carries both, as `--adk-api URL --adk-app APP`)."""
+    if not text:
+        return None
+    parts = text.split()
+    if len(parts) != 2:
+        raise _bad(
+            "adk-api",
+            f"must be 'URL APP' (e.g. 'http://127.0.0.1:8000 my_agent'), got {text!r}",
+        )
+    url, app = parts
+    split = urlsplit(url)
+    if split.scheme not in ("http", "https") or not split.netloc:
+        raise _bad("adk-api", f"{url!r} is not an http:// or https:// URL")
+    return AdkApi(url=url.rstrip("/"), app=app)
+
+
+def clean_adk_history(text: str) -> tuple[str, ...] | None:
+    return _words("adk-history", text) or None
+
+
+def clean_config(text: str) -> str | None:
+    return _optional(text)
+
+
+def clean_num_runs(text: str) -> int:
+    return _positive_int("num-runs", text, 1)
+
+
+def clean_concurrency(text: str) -> int:
+    return _positive_int("concurrency", text, 8)
+
+
+def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
+    if not text:
+        return None
+    if text not in TRAJECTORY_POLICIES:
+        raise _bad("trajectory-policy", f"must be business or strict, got {text!r}")
+    return text  # type: ignore[return-value]
+
+
+def clean_mode(text: str) -> Literal["auto", "run", "compare", "comment", "merge"]:
+    if not text:
+        return "auto"
+    if text not in MODES:
+        raise _bad("mode", f"must be one of {', '.join(MODES)}, got {text!r}")
+    return text  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Where the baseline Results come from: a workflow artifact from the base branch, a run
+    on the base branch, no baseline, or a Results file (`kind == "path"`)."""
+
+    kind: Literal["artifact", "branch", "none", "path"]
+    path: str | None = None
+
+
+def clean_baseline(text: str) -> Baseline:
+    if not text:
+        return Baseline("artifact")
+    if text in BASELINE_KINDS:
+        return Baseline(text)  # type: ignore[arg-type]
+    return Baseline("path", text)
+
+
+def clean_baseline_artifact(text: str) -> str:
+    return text or "agent-eval-results"
+
+
+def clean_baseline_workflow(text: str) -> str | None:
+    return _optional(text)
+
+
+def clean_baseline_branch(text: str) -> str | None:
+    """None: the repository's default branch (known from the event or the API, later)."""
+    return _optional(text)
+
+
+def clean_fail_on(text: str) -> tuple[str, ...]:
+    from ..compare.policy import parse_fail_on
+
+    try:
+        return tuple(parse_fail_on(text or "regression"))
+    except InputError as err:
+        raise _bad("fail-on", err.message.removeprefix("--fail-on: ")) from None
+
+
+def clean_min_delta(text: str) -> tuple[tuple[str | None, float], ...]:
+    """`[AXIS=]X` items as `--min-delta` takes them, separated by commas or spaces."""
+    from ..cli import _min_delta
+
+    items = text.replace(",", " ").split()
+    try:
+        return tuple(_min_delta(item) for item in items)
+    except argparse.ArgumentTypeError as err:
+        raise _bad("min-delta", str(err)) from None
+
+
+def clean_comment(text: str) -> bool:
+    return _boolean("comment", text, True)
+
+
+def _boolean(name: str, text: str, default: bool) -> bool:
+    if not text:
+        return default
+    lowered = text.lower()
+    if lowered not in ("true", "false"):
+        raise _bad(name, f"must be true or false, got {text!r}")
+    return lowered == "true"
+
+
+def clean_check_name(text: str) -> str:
+    return text or "agent-eval"
+
+
+def clean_output_dir(text: str) -> str:
+    return text or "agent-eval-results"
+
+
+def clean_shard(text: str) -> tuple[int, int] | None:
+    if not text:
+        return None
+    from ..shard import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise _bad("shard", str(err).removeprefix("--shard: ")) from None
+
+
+def clean_judge_model(text: str) -> str | None:
+    return _optional(text)
+
+
+def clean_requirements(text: str) -> str | None:
+    """A pip requirements file of the agent (`pip install -r`), installed before running."""
+    return _optional(text)
+
+
+def clean_timeout(text: str) -> float:
+    if not text:
+        return 600.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise _bad("timeout", f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def clean_accept_label(text: str) -> str:
+    return text or "agent-eval:accept"
+
+
+def clean_github_token(text: str) -> str | None:
+    return _optional(text)
+
+
+# Every input of action.yml, in its order, with its clean function.
+CLEANERS: dict[str, Callable[[str], object]] = {
+    "evals": clean_evals,
+    "agent": clean_agent,
+    "command": clean_command,
+    "adk-api": clean_adk_api,
+    "adk-history": clean_adk_history,
+    "config": clean_config,
+    "num-runs": clean_num_runs,
+    "concurrency": clean_concurrency,
+    "trajectory-policy": clean_trajectory_policy,
+    "mode": clean_mode,
+    "baseline": clean_baseline,
+    "baseline-artifact": clean_baseline_artifact,
+    "baseline-workflow": clean_baseline_workflow,
+    "baseline-branch": clean_baseline_branch,
+    "fail-on": clean_fail_on,
+    "min-delta": clean_min_delta,
+    "comment": clean_comment,
+    "check-name": clean_check_name,
+    "output-dir": clean_output_dir,
+    "shard": clean_shard,
+    "judge-model": clean_judge_model,
+    "requirements": clean_requirements,
+    "timeout": clean_timeout,
+    "accept-label": clean_accept_label,
+    "github-token": clean_github_token,
+}
+
+
+@dataclass(frozen=True)
+class GitHubEnv:
+    """The `GITHUB_*` values the runner sets (docs: reference github.md §5)."""
+
+    api_url: str = "https://api.github.com"
+    server_url: str = "https://github.com"
+    repository: str | None = None
+    sha: str | None = None
+    ref: str | None = None
+    event_name: str | None = None
+    event_path: str | None = None
+    run_id: str | None = None
+    workflow_ref: str | None = None
+    output: str | None = None
+    step_summary: str | None = None
+    workspace: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> GitHubEnv:
+        def get(name: str) -> str | None:
+            return env.get(f"GITHUB_{name.upper()}", "").strip() or None
+
+        repository = get("repository")
+        if repository is not None and repository.count("/") != 1:
+            raise InputError(f"GITHUB_REPOSITORY: expected owner/name, got {repository!r}")
+        return cls(
+            api_url=(get("api_url") or cls.api_url).rstrip("/"),
+            server_url=(get("server_url") or cls.server_url).rstrip("/"),
+            repository=repository,
+            sha=get("sha"),
+            ref=get("ref"),
+            event_name=get("event_name"),
+            event_path=get("event_path"),
+            run_id=get("run_id"),
+            workflow_ref=get("workflow_ref"),
+            output=get("output"),
+            step_summary=get("step_summary"),
+            workspace=get("workspace"),
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    evals: tuple[str, ...]
+    agent: str | None
+    command: str | None
+    adk_api: AdkApi | None
+    adk_history: tuple[str, ...] | None
+    config: str | None
+    num_runs: int
+    concurrency: int
+    trajectory_policy: Literal["business", "strict"] | None
+    mode: Literal["auto", "run", "compare", "comment", "merge"]
+    baseline: Baseline
+    baseline_artifact: str
+    baseline_workflow: str | None
+    baseline_branch: str | None
+    fail_on: tuple[str, ...]
+    min_delta: tuple[tuple[str | None, float], ...]
+    comment: bool
+    check_name: str
+    output_dir: str
+    shard: tuple[int, int] | None
+    judge_model: str | None
+    requirements: str | None
+    timeout: float
+    accept_label: str
+    github_token: str | None = field(repr=False)  # a secret: never in a repr or a log
+    github: GitHubEnv = field(default_factory=GitHubEnv)
+
+    @property
+    def agent_input(self) -> str | None:
+        """Which of the agent inputs is set (at most one, checked at parse time)."""
+        for name in AGENT_INPUTS:
+            if getattr(self, name.replace("-", "_")) is not None:
+                return name
+        return None
+
+    def require_agent(self) -> str:
+        """The agent input, for the modes that run the evals."""
+        name = self.agent_input
+        if name is None:
+            raise InputError(f"running the evals needs one of the inputs {', '.join(AGENT_INPUTS)}")
+        return name
+
+
+def input_env_name(name: str) -> str:
+    """The environment variable the runner sets for an input: hyphens are kept."""
+    return f"INPUT_{name.replace(' ', '_').upper()}"
+
+
+def parse_settings(env: Mapping[str, str]) -> Settings:
+    """All the action's settings from the environment, each input checked once."""
+    values = {
+        name.replace("-", "_"): clean(env.get(input_env_name(name), "").strip())
+        for name, clean in CLEANERS.items()
+    }
+    given = [name for name in AGENT_INPUTS if values[name.replace("-", "_")] is not None]
+    if len(given) > 1:
+        raise InputError(
+            f"inputs {' and '.join(given)}: give only one of {', '.join(AGENT_INPUTS)}"
+        )
+    return Settings(**values, github=GitHubEnv.from_env(env))  # type: ignore[arg-type]

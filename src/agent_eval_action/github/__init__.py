@@ -1,0 +1,1 @@
+"""GitHub REST access: a thin client and the operations built on it."""
