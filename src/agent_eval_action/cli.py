@@ -244,15 +244,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _source_from_environment() -> Source:
+    """Where the run happened, from the GITHUB_* values (read by the action's one reader)."""
+    from .action.settings import GitHubEnv
     from .results import Source
 
-    env = os.environ
+    github = GitHubEnv.from_env(os.environ)
     return Source(
-        repo=env.get("GITHUB_REPOSITORY"),
-        sha=env.get("GITHUB_SHA"),
-        ref=env.get("GITHUB_REF"),
-        run_id=env.get("GITHUB_RUN_ID"),
-        event=env.get("GITHUB_EVENT_NAME"),
+        repo=github.repository,
+        sha=github.sha,
+        ref=github.ref,
+        run_id=github.run_id,
+        event=github.event_name,
     )
 
 
