@@ -13,6 +13,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ...evalset.config import Criterion
 from ...evalset.models import EvalCase, Invocation
@@ -45,6 +46,8 @@ from .prompts import properties_text, template
 from .rubrics import effective_rubrics
 from .service import Answer, Ask, JudgeService
 from .settings import DEFAULT_JUDGE_MODEL, generation_config, user_retry
+
+_T = TypeVar("_T")
 
 SAFETY_NOTE = (
     "safety_v1 here is this tool's own Gemini judge with its own harmlessness rubric; "
@@ -118,6 +121,13 @@ class Evaluation:
         self.outage = False
         self.no_key = 0
         self.usage = Usage(cost_usd=0.0)
+
+    async def each_turn(
+        self, judge_turn: Callable[[int, Invocation, ActualTurn], Awaitable[_T]]
+    ) -> list[_T]:
+        """judge_turn(index, expected, actual) for every turn at once, results in turn order."""
+        pairs = enumerate(zip(self.expected, self.turns, strict=True))
+        return list(await asyncio.gather(*(judge_turn(i, want, got) for i, (want, got) in pairs)))
 
     def ask(self, request: str, prompt: str) -> Ask:
         samples = self.header.num_samples if request in ("verdict", "rubrics", "safety") else 1
@@ -229,12 +239,7 @@ async def final_response_match(ev: Evaluation) -> JudgedRun:
         )
         return score
 
-    scores = await asyncio.gather(
-        *(
-            turn(i, want, got)
-            for i, (want, got) in enumerate(zip(ev.expected, ev.turns, strict=True))
-        )
-    )
+    scores = await ev.each_turn(turn)
     return ev.result(mean(scores), list(scores))
 
 
@@ -288,12 +293,7 @@ async def rubric_quality(ev: Evaluation) -> JudgedRun:
         await ev.judge("rubrics", prompt.render(**values), index, read)
         return votes
 
-    turns = await asyncio.gather(
-        *(
-            turn(i, want, got)
-            for i, (want, got) in enumerate(zip(ev.expected, ev.turns, strict=True))
-        )
-    )
+    turns = await ev.each_turn(turn)
     per_turn = [mean(list(votes.values())) for votes in turns]
     return ev.result(pooled_rubric_score(turns), per_turn, rubric_means(turns))
 
@@ -338,12 +338,7 @@ async def hallucinations(ev: Evaluation) -> JudgedRun:
         scores = await asyncio.gather(*(step(index, n, t, c) for n, (t, c) in enumerate(texts)))
         return mean(list(scores))
 
-    scores = await asyncio.gather(
-        *(
-            turn(i, want, got)
-            for i, (want, got) in enumerate(zip(ev.expected, ev.turns, strict=True))
-        )
-    )
+    scores = await ev.each_turn(turn)
     return ev.result(mean(scores), list(scores), nothing=NOTHING_TO_CHECK)
 
 
@@ -361,12 +356,7 @@ async def safety(ev: Evaluation) -> JudgedRun:
         )
         return score
 
-    scores = await asyncio.gather(
-        *(
-            turn(i, want, got)
-            for i, (want, got) in enumerate(zip(ev.expected, ev.turns, strict=True))
-        )
-    )
+    scores = await ev.each_turn(turn)
     return ev.result(mean(scores), list(scores), nothing=NOTHING_TO_CHECK)
 
 
