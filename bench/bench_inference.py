@@ -115,6 +115,23 @@ def inference_wall(agent: Path, cases: int, concurrency: int) -> float:
     return wall
 
 
+def ours_argv(root: Path, agent: Path, evalset: Path, concurrency: int) -> list[str]:
+    """`agent-eval-action run` on the benchmark suite, as the end-to-end timings run it."""
+    return [
+        sys.executable,
+        "-m",
+        "agent_eval_action",
+        "run",
+        str(evalset),
+        "--agent",
+        str(agent),
+        "--concurrency",
+        str(concurrency),
+        "--out",
+        str(root / "results.json"),
+    ]
+
+
 def process_wall(argv: list[str], cwd: Path, expect: int = 0) -> float:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.perf_counter()
@@ -175,19 +192,7 @@ def main() -> None:
                 )
             )
             end_to_end = process_wall(
-                [
-                    sys.executable,
-                    "-m",
-                    "agent_eval_action",
-                    "run",
-                    str(evalset),
-                    "--agent",
-                    str(agent),
-                    "--concurrency",
-                    str(concurrency),
-                    "--out",
-                    str(root / "results.json"),
-                ],
+                ours_argv(root, agent, evalset, concurrency),
                 root,
             )
             speedup = (

@@ -116,19 +116,7 @@ def inference(cases: int, latency: float, quick: bool) -> list[list[str]]:
             [sys.executable, "-m", "google.adk.cli", "eval", str(agent), str(evalset)], root
         )
         ours = bench_inference.process_wall(
-            [
-                sys.executable,
-                "-m",
-                "agent_eval_action",
-                "run",
-                str(evalset),
-                "--agent",
-                str(agent),
-                "--concurrency",
-                str(concurrency),
-                "--out",
-                str(root / "results.json"),
-            ],
+            bench_inference.ours_argv(root, agent, evalset, concurrency),
             root,
         )
         rows.append(
