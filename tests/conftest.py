@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -84,3 +85,32 @@ def github_fake():
     yield fake
     fake.stop()
     assert not fake.schema_errors, fake.schema_errors
+
+
+@pytest.fixture
+def runner(github_fake, tmp_path: Path):
+    """The Actions runner's side of an action run against the fake GitHub (action_harness)."""
+    from action_harness import Runner
+
+    return Runner(github_fake, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def baseline_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """main's Results: the example agent without its gold-tier shortcut (every case passes)."""
+    from action_harness import AGENT, EVALS, clean_env
+
+    work = tmp_path_factory.mktemp("baseline")
+    fixed = work / "fixed_agent.py"
+    source = AGENT.read_text(encoding="utf-8")
+    shortcut = ' and session.tier != "gold"'
+    assert shortcut in source, "the example agent changed: update this fixture"
+    fixed.write_text(source.replace(shortcut, ""), encoding="utf-8")
+    out = work / "results.json"
+    argv = [sys.executable, "-m", "agent_eval_action", "run", EVALS]
+    argv += ["--command", python_command(fixed), "--out", str(out), "--format", "json"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert all(case["status"] == "passed" for case in data["cases"])
+    return out.read_bytes()

@@ -98,6 +98,7 @@ def test_pull_request(tmp_path: Path) -> None:
         head_repo="octo/agent",
         base_repo="octo/agent",
         labels=("agent-eval:accept", "bug"),
+        default_branch="main",
     )
     assert not event.is_fork
     assert select_mode(AUTO, event) == Mode.PR

@@ -182,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", required=True, metavar="FILE", help="where to write the merged Results"
     )
     merge.set_defaults(handler=_merge)
+
+    action = commands.add_parser(
+        "action",
+        help="the GitHub Action's entry point: reads INPUT_* and GITHUB_* from the environment",
+    )
+    action.set_defaults(handler=_action)
     return parser
 
 
@@ -524,6 +530,12 @@ def _merge(args: argparse.Namespace) -> int:
     merged.write(Path(args.out))
     print(f"merged {len(args.shards)} shards, {len(merged.cases)} cases, into {args.out}")
     return EXIT_PASS
+
+
+def _action(args: argparse.Namespace) -> int:
+    from .action.main import main as action_main
+
+    return action_main()
 
 
 def _emit(text: str, out: str | None) -> None:

@@ -40,6 +40,7 @@ class PullRequestEvent:
     head_repo: str | None  # None: the fork was deleted
     base_repo: str
     labels: tuple[str, ...]
+    default_branch: str | None = None
 
     @property
     def is_fork(self) -> bool:
@@ -52,6 +53,7 @@ class MergeGroupEvent:
     head_ref: str
     base_sha: str
     base_ref: str
+    default_branch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class WorkflowRunEvent:
     pull_requests: tuple[int, ...]  # empty for fork PRs: find the PR another way
     head_repo: str | None
     repo: str
+    workflow_path: str | None = None  # the triggering run's workflow file, for its baseline
+    default_branch: str | None = None
 
     @property
     def is_fork(self) -> bool:
@@ -89,6 +93,7 @@ class WorkflowRunEvent:
 class WorkflowDispatchEvent:
     inputs: dict[str, str]
     pr_number: int | None
+    default_branch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,8 +152,12 @@ def load_event(event_name: str | None, event_path: str | None) -> Event:
         data = json.loads(Path(event_path).read_text(encoding="utf-8"))
     except OSError as err:
         raise InputError(f"cannot read the event file: {err.strerror}", file=event_path) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"the event file is not JSON: {err}", file=event_path) from None
+    except (
+        ValueError,
+        RecursionError,
+    ) as err:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        reason = str(err) if isinstance(err, ValueError) else "nested too deeply"
+        raise InputError(f"the event file is not JSON: {reason}", file=event_path) from None
     if not isinstance(data, dict):
         raise InputError("the event file is not a JSON object", file=event_path)
     return parse(_Payload(data, event_path, event_name))
@@ -170,6 +179,7 @@ def _pull_request(p: _Payload) -> PullRequestEvent:
             for label in labels
             if isinstance(label, dict) and isinstance(label.get("name"), str)
         ),
+        default_branch=p.optional("repository.default_branch", str),
     )
 
 
@@ -179,6 +189,7 @@ def _merge_group(p: _Payload) -> MergeGroupEvent:
         head_ref=p.get("merge_group.head_ref", str),
         base_sha=p.get("merge_group.base_sha", str),
         base_ref=p.get("merge_group.base_ref", str),
+        default_branch=p.optional("repository.default_branch", str),
     )
 
 
@@ -205,6 +216,8 @@ def _workflow_run(p: _Payload) -> WorkflowRunEvent:
         ),
         head_repo=p.optional("workflow_run.head_repository.full_name", str),
         repo=p.get("repository.full_name", str),
+        workflow_path=p.optional("workflow_run.path", str),
+        default_branch=p.optional("repository.default_branch", str),
     )
 
 
@@ -215,14 +228,19 @@ def _workflow_dispatch(p: _Payload) -> WorkflowDispatchEvent:
     for key in DISPATCH_PR_INPUTS:
         text = inputs.get(key, "").strip().removeprefix("#")
         if text:
-            if not text.isdigit() or int(text) < 1:
+            # isdigit() alone lets "²" through, which int() refuses
+            if not (text.isascii() and text.isdigit() and len(text) < 20) or int(text) < 1:
                 raise InputError(
                     f"workflow_dispatch event: inputs.{key} must be a PR number, got {text!r}",
                     file=p.path,
                 )
             number = int(text)
             break
-    return WorkflowDispatchEvent(inputs=inputs, pr_number=number)
+    return WorkflowDispatchEvent(
+        inputs=inputs,
+        pr_number=number,
+        default_branch=p.optional("repository.default_branch", str),
+    )
 
 
 _PARSERS = {

@@ -25,7 +25,9 @@ AGENT_INPUTS = ("agent", "command", "adk-api", "adk-history")
 
 
 def _bad(name: str, reason: str) -> InputError:
-    return InputError(f"input {name}: {reason}")
+    from ..evalset.jsonpos import one_line  # a value quoted in the reason stays on one line
+
+    return InputError(one_line(f"input {name}: {reason}"))
 
 
 def _positive_int(name: str, text: str, default: int) -> int:
@@ -274,6 +276,7 @@ class GitHubEnv:
     api_url: str = "https://api.github.com"
     server_url: str = "https://github.com"
     repository: str | None = None
+    repository_id: int | None = None
     sha: str | None = None
     ref: str | None = None
     event_name: str | None = None
@@ -283,6 +286,13 @@ class GitHubEnv:
     output: str | None = None
     step_summary: str | None = None
     workspace: str | None = None
+
+    @property
+    def workflow_file(self) -> str | None:
+        """This workflow's file name, from `owner/repo/.github/workflows/FILE@ref`."""
+        if not self.workflow_ref:
+            return None
+        return self.workflow_ref.split("@", 1)[0].rsplit("/", 1)[-1] or None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GitHubEnv:
@@ -296,6 +306,7 @@ class GitHubEnv:
             api_url=(get("api_url") or cls.api_url).rstrip("/"),
             server_url=(get("server_url") or cls.server_url).rstrip("/"),
             repository=repository,
+            repository_id=int(rid) if (rid := get("repository_id") or "").isdigit() else None,
             sha=get("sha"),
             ref=get("ref"),
             event_name=get("event_name"),

@@ -69,27 +69,42 @@ def _regression_message(case: CaseDiff) -> tuple[str, str]:
     return title, "\n".join(lines)
 
 
+def _threshold_message(case: CaseDiff) -> tuple[str, str]:
+    """A failing case that the gate counts: no baseline, or `fail-on: threshold`."""
+    lines = [f"{_name(case)} does not pass its thresholds"]
+    lines += _failed_metrics(case)
+    return f"Fails its thresholds: {_name(case)}", "\n".join(lines)
+
+
+def _failed_metrics(case: CaseDiff) -> list[str]:
+    return [
+        f"{metric.metric}: {markdown.score(metric.current_score)} < {metric.threshold}"
+        for metric in case.metrics
+        if metric.current_status == "failed"
+    ]
+
+
 def _failing_message(case: CaseDiff) -> tuple[str, str]:
     lines = [f"{_name(case)} fails on the baseline too (not blamed on this change)"]
-    for metric in case.metrics:
-        if metric.current_status == "failed":
-            lines.append(
-                f"{metric.metric}: {markdown.score(metric.current_score)} < {metric.threshold}"
-            )
+    lines += _failed_metrics(case)
     return f"Still failing: {_name(case)}", "\n".join(lines)
 
 
 def annotations(diff: Diff) -> list[dict[str, Any]]:
     """Checks API annotations at each case's eval file and line: failures for regressions,
-    warnings for cases still failing; the most important first."""
+    warnings for cases still failing (failures when the gate counts them: no baseline, or
+    `fail-on: threshold`); the most important first."""
     regressed = sorted(
         (c for c in diff.cases if any(a in REGRESSIONS for a in c.axes.values())), key=_rank
     )
     failing = [c for c in diff.cases if c.change == Change.STILL_FAILING and c not in regressed]
+    counted = diff.baseline is None or "threshold" in diff.policy.fail_on
     out = []
     for level, cases, message in (
         ("failure", regressed, _regression_message),
-        ("warning", failing, _failing_message),
+        ("failure", failing, _threshold_message)
+        if counted
+        else ("warning", failing, _failing_message),
     ):
         for case in cases:
             title, text = message(case)

@@ -1,0 +1,115 @@
+"""Which baseline a run compares with, from the `baseline` input (DESIGN.md §5):
+
+- `artifact`: the results artifact of the baseline branch's push run for the PR's
+  merge-base, else the nearest older commit that has one (github/baseline.py);
+- `branch`: the results stored on the data branch for that commit (github/databranch.py);
+- a path: that Results file; `none`: no baseline.
+
+"No baseline" is never a crash: it comes back with the reason, which every report shows.
+A GitHub outage is different: falling back to thresholds then could pass a PR that the
+baseline would fail, so it is an infrastructure failure (exit 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..compare.loading import load_baseline
+from ..errors import InfrastructureError
+from ..github.client import GitHub, GitHubError
+from ..results import Results
+from .settings import Settings
+
+BASELINE_DIR = "baseline"  # below output-dir: the downloaded baseline (and older ones)
+
+
+@dataclass(frozen=True)
+class BaselineQuery:
+    """Where to look: the PR's base and head (head None: start at `start_sha` itself)."""
+
+    start_sha: str
+    head_sha: str | None
+    branch: str
+    workflow: str | None
+
+
+@dataclass
+class ChosenBaseline:
+    results: Results | None
+    path: Path | None = None
+    sha: str | None = None
+    relation: str | None = None  # e.g. "the merge-base abc1234", for the report
+    reason: str | None = None  # why there is none
+    history: list[Path] = field(default_factory=list)
+
+
+def _none(reason: str) -> ChosenBaseline:
+    return ChosenBaseline(results=None, reason=reason)
+
+
+def _from_file(
+    path: Path, relation: str | None, sha: str | None = None, history: list[Path] | None = None
+) -> ChosenBaseline:
+    results, reason = load_baseline(str(path))
+    if results is None:
+        return _none(reason or "the baseline is unusable")
+    return ChosenBaseline(
+        results=results,
+        path=path,
+        sha=sha or results.source.sha,
+        relation=relation,
+        history=history or [],
+    )
+
+
+def choose_baseline(
+    settings: Settings, gh: GitHub | None, query: BaselineQuery | None, out_dir: Path
+) -> ChosenBaseline:
+    kind = settings.baseline.kind
+    if kind == "none":
+        return _none("the baseline input is none")
+    if kind == "path":
+        path = Path(str(settings.baseline.path))
+        return _from_file(path, f"the file {path}")
+    if gh is None:
+        return _none(f"no github-token to read the baseline {kind} with")
+    if query is None:
+        return _none("this event has no base commit to compare with")
+    repo = str(settings.github.repository)
+    dest = out_dir / BASELINE_DIR
+    try:
+        if kind == "artifact":
+            from ..github.baseline import find_artifact_baseline
+
+            found = find_artifact_baseline(
+                gh,
+                repo,
+                start_sha=query.start_sha,
+                head_sha=query.head_sha,
+                branch=query.branch,
+                workflow=query.workflow,
+                artifact_name=settings.baseline_artifact,
+                dest=dest,
+                repository_id=settings.github.repository_id,
+            )
+        else:
+            from ..github.databranch import DATA_BRANCH, find_branch_baseline
+
+            found = find_branch_baseline(
+                gh,
+                repo,
+                start_sha=query.start_sha,
+                head_sha=query.head_sha,
+                data_branch=DATA_BRANCH,
+                dest=dest,
+            )
+    except GitHubError as err:
+        if err.status is None or err.status >= 500 or err.status == 429:
+            raise InfrastructureError(f"cannot fetch the baseline: {err}") from None
+        return _none(f"the baseline could not be read from GitHub ({err})")
+    from ..github.baseline import NoBaseline
+
+    if isinstance(found, NoBaseline):
+        return _none(found.reason)
+    return _from_file(found.path, found.relation, found.sha, list(found.history))

@@ -1,0 +1,148 @@
+"""Publishing a comparison: report files, job summary, sticky comment, check run, outputs.
+
+Failing to publish never changes the verdict: a comment or check GitHub refuses (a fork's
+read-only token, an outage) becomes a warning, the job summary and the uploaded files
+still carry the report, and the exit code stays the gate's. A run whose PR head has moved
+on posts nothing: the newer run will.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..compare.model import REGRESSIONS, Diff
+from ..github.checks import publish_check
+from ..github.client import GitHub, GitHubError
+from ..github.comments import upsert_sticky
+from ..report import markdown
+from ..report.check import check_output, workflow_commands
+from ..results import Results, Status
+from . import outputs
+from .settings import Settings
+
+FORK_HINT = (
+    "the token cannot write here (a pull request from a fork gets a read-only token); "
+    "the fork-safe workflow pair posts it instead: see docs/workflows.md"
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the report goes: a PR (number None: none, e.g. a merge queue) and its head."""
+
+    number: int | None
+    head_sha: str | None
+
+
+@dataclass
+class Published:
+    comment_url: str | None = None
+    check_url: str | None = None
+    outdated: bool = False
+
+
+def report_options(settings: Settings, relation: str | None) -> markdown.Options:
+    return markdown.Options(
+        check_name=settings.check_name,
+        server_url=settings.github.server_url,
+        baseline_relation=relation,
+    )
+
+
+def write_reports(
+    out_dir: Path, diff: Diff, results: Results, options: markdown.Options
+) -> tuple[str, str]:
+    """diff.json, report.md (the comment) and summary.md in out_dir; returns the markdown."""
+    comment = markdown.comment(diff, results, options)
+    summary = markdown.summary(diff, results, options)
+    (out_dir / "diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
+    (out_dir / "report.md").write_text(comment, encoding="utf-8")
+    (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    return comment, summary
+
+
+def _warn(what: str, err: GitHubError) -> None:
+    hint = FORK_HINT if err.status in (403, 404) else "the report is in the job summary"
+    outputs.command("warning", f"could not {what}: {err}; {hint}")
+
+
+def publish(
+    gh: GitHub | None,
+    settings: Settings,
+    target: Target,
+    diff: Diff,
+    results: Results,
+    comment_body: str,
+    options: markdown.Options,
+    conclusion_failed: bool,
+) -> Published:
+    """Post the comment and the check run where the settings and the token allow."""
+    published = Published()
+    repo = settings.github.repository
+    if gh is None or repo is None:
+        print("no github-token: the report is in the job summary only")
+        _fallback_annotations(diff)
+        return published
+    if target.number is not None and settings.comment:
+        try:
+            comment = upsert_sticky(
+                gh, repo, target.number, comment_body, markdown.marker(settings.check_name)
+            )
+            published.comment_url = comment.get("html_url")
+            print(f"comment: {published.comment_url}")
+        except GitHubError as err:
+            _warn("post the PR comment", err)
+    if target.head_sha is not None:
+        run_url = None
+        if settings.github.run_id:
+            run_url = f"{settings.github.server_url}/{repo}/actions/runs/{settings.github.run_id}"
+        try:
+            check = publish_check(
+                gh,
+                repo,
+                name=settings.check_name,
+                head_sha=target.head_sha,
+                conclusion="failure" if conclusion_failed else "success",
+                output=check_output(diff, results, options),
+                details_url=run_url,
+            )
+            published.check_url = check.get("html_url")
+        except GitHubError as err:
+            _warn("create the check run", err)
+            _fallback_annotations(diff)
+    return published
+
+
+def _fallback_annotations(diff: Diff) -> None:
+    """Without a check run, the annotations go to the log as workflow commands."""
+    for line in workflow_commands(diff):
+        print(line)
+
+
+def output_values(
+    diff: Diff | None,
+    results: Results | None,
+    settings: Settings,
+    out_dir: Path,
+    *,
+    passed: bool,
+    comment_url: str | None = None,
+    baseline_sha: str | None = None,
+) -> dict[str, str]:
+    """The action's outputs (DESIGN.md §5)."""
+    cases = diff.cases if diff is not None else []
+    regressed = [c for c in cases if any(a in REGRESSIONS for a in c.axes.values())]
+    failed = [c for c in results.cases if c.status != Status.PASSED] if results else []
+    report = out_dir / "report.md"
+    return {
+        "verdict": "pass" if passed else "fail",
+        "regressions": str(len(regressed)),
+        "trajectory-regressions": str(diff.verdict.trajectory_regressions if diff else 0),
+        "response-regressions": str(diff.verdict.response_regressions if diff else 0),
+        "failed-cases": str(len(failed)),
+        "results-path": str(out_dir / "results.json") if results else "",
+        "report-path": str(report) if report.exists() else "",
+        "comment-url": comment_url or "",
+        "baseline-sha": baseline_sha or "",
+    }

@@ -1,0 +1,351 @@
+"""Finding the baseline Results for a commit: from a push run's artifact (artifact mode).
+
+The baseline is the Results of the commit a PR branched from (the merge-base), or of the
+nearest older commit of the base branch that has them: a newer commit of the base branch
+would blame the PR for changes it does not contain. Only successful `push` runs of the base
+repository count (a fork's branch may be called `main` too). Anything that makes a candidate
+unusable (expired, tampered, unreadable, newer schema, partial) is skipped with its reason
+kept, and when nothing is found the answer is a `NoBaseline` whose reason is one plain
+sentence for the reports (DESIGN.md §2): never a crash. GitHub being down (5xx after the
+client's retries, or unreachable) is different: the GitHubError propagates (exit 3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ..compare.loading import load_baseline
+from . import artifacts, commits
+from .client import ArtifactExpired, GitHub, GitHubError
+
+MAX_COMMITS = 50  # ancestors walked from the merge-base, itself included
+MAX_AGE_DAYS = 90  # GitHub's default artifact retention
+MAX_RUN_PAGES = 5  # pages of 100 runs listed at most
+MAX_CANDIDATES = 8  # artifacts downloaded at most (found + history + skipped ones)
+HISTORY = 2  # older baselines collected for noise estimates
+RESULTS_NAME = "results.json"
+_LIST_STATUSES = (403, 404, 409, 422)  # answers to a list call that mean "cannot see it"
+
+
+def cannot_see(exc: GitHubError) -> bool:
+    """A refusal to show something (no access, not found), not an outage or a rate limit."""
+    return exc.status in _LIST_STATUSES and "rate limit" not in exc.message.lower()
+
+
+@dataclass(frozen=True)
+class BaselineFound:
+    """A usable baseline written to `path`, and where it came from."""
+
+    path: Path
+    sha: str
+    relation: str  # for reports: "the merge-base abc1234", "abc1234, 3 commits before …"
+    distance: int = 0  # commits before the merge-base (or start commit)
+    run_id: int | None = None
+    run_url: str | None = None
+    artifact_id: int | None = None
+    history: list[Path] = field(default_factory=list)  # older baselines, nearest first
+
+
+@dataclass(frozen=True)
+class NoBaseline:
+    """No usable baseline; `reason` completes "No baseline: …" in every report."""
+
+    reason: str
+
+
+def short(sha: str) -> str:
+    return sha[:7]
+
+
+def describe(sha: str, anchor: str, distance: int, *, pull: bool, what: str) -> str:
+    """How a baseline commit relates to where the walk started, for the reports."""
+    name = f"the merge-base {short(anchor)}" if pull else short(anchor)
+    if distance == 0:
+        return name
+    commits_ = "commit" if distance == 1 else "commits"
+    return f"{short(sha)}, {distance} {commits_} before {name} (the nearest with {what})"
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that no reader ever sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def baseline_path(dest: Path, n: int = 0) -> Path:
+    """Where a baseline goes in the directory `dest`: results.json, then history-N.json."""
+    return dest / (RESULTS_NAME if n == 0 else f"history-{n}.json")
+
+
+def install(data: bytes, path: Path, what: str) -> str | None:
+    """Write candidate Results to `path` and check they load as a usable baseline.
+
+    Returns why they are unusable (the file is then removed), or None."""
+    write_atomically(path, data)
+    results, why = load_baseline(str(path))
+    if results is None:
+        why = why or "unreadable"
+    elif results.partial:
+        why = "the Results are partial (that run was cut short)"
+    if why is not None:
+        path.unlink(missing_ok=True)
+        return f"{what}: {why}"
+    return None
+
+
+def start_of_walk(
+    gh: GitHub, repo: str, start_sha: str, head_sha: str | None
+) -> tuple[str | None, str | None]:
+    """(the commit to walk back from, None) or (None, why it cannot be found).
+
+    For a PR (`head_sha` given) that is the merge-base of the base and head commits."""
+    if head_sha is None:
+        return start_sha, None
+    try:
+        return commits.merge_base(gh, repo, start_sha, head_sha), None
+    except GitHubError as exc:
+        if cannot_see(exc):
+            return None, (
+                f"the merge-base of {short(start_sha)} and {short(head_sha)} could not be "
+                f"found ({exc.status}: {exc.message})"
+            )
+        raise
+
+
+def walk(gh: GitHub, repo: str, anchor: str, max_commits: int) -> tuple[list[str], str | None]:
+    """(`anchor` and its ancestors nearest first, None), or ([], why they cannot be listed)."""
+    try:
+        return commits.ancestors(gh, repo, anchor, max_commits), None
+    except GitHubError as exc:
+        if cannot_see(exc):
+            return [], (
+                f"the history of {short(anchor)} could not be listed ({exc.status}: {exc.message})"
+            )
+        raise
+
+
+def _access_reason(exc: GitHubError, what: str) -> str:
+    if exc.status == 403:
+        return (
+            f"the token may not read {what} ({exc.message}); the workflow needs "
+            "`permissions: actions: read`"
+        )
+    return f"{what} could not be listed ({exc.status}: {exc.message})"
+
+
+def _push_runs(
+    gh: GitHub,
+    repo: str,
+    *,
+    workflow: str | None,
+    branch: str,
+    since: datetime,
+    repository_id: int | None,
+) -> Iterator[dict[str, Any]]:
+    """Successful push runs on `branch` of the base repository, newest first, bounded."""
+    if workflow:
+        path = f"/repos/{repo}/actions/workflows/{quote(workflow, safe='')}/runs"
+    else:
+        path = f"/repos/{repo}/actions/runs"
+    params = {
+        "branch": branch,
+        "event": "push",
+        "status": "success",
+        "created": ">=" + since.strftime("%Y-%m-%d"),
+        "exclude_pull_requests": "true",
+    }
+    for index, run in enumerate(gh.paginate(path, params, key="workflow_runs")):
+        if index >= MAX_RUN_PAGES * 100:
+            return
+        head_repo = run.get("head_repository") or {}
+        if repository_id is not None:
+            if head_repo.get("id", run.get("head_repository_id")) != repository_id:
+                continue
+        elif str(head_repo.get("full_name", "")).lower() != repo.lower():
+            continue
+        if run.get("event") == "push" and run.get("conclusion") == "success":
+            yield run
+
+
+def _runs_by_sha(runs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Runs grouped by commit, newest attempt (then newest run) first."""
+    by_sha: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        by_sha.setdefault(run["head_sha"], []).append(run)
+    for group in by_sha.values():
+        group.sort(
+            key=lambda r: (r.get("run_attempt") or 1, r.get("created_at") or "", r["id"]),
+            reverse=True,
+        )
+    return by_sha
+
+
+class _Candidates:
+    """Downloads and checks one run's artifact; remembers why candidates were skipped."""
+
+    def __init__(self, gh: GitHub, repo: str, artifact_name: str):
+        self.gh, self.repo, self.name = gh, repo, artifact_name
+        self.skipped: list[str] = []
+        self.downloads = 0
+
+    def artifact_of(self, run: dict[str, Any]) -> dict[str, Any] | None:
+        what = f"run {run['id']} ({short(run['head_sha'])})"
+        listed = self.gh.get(
+            f"/repos/{self.repo}/actions/runs/{run['id']}/artifacts",
+            params={"name": self.name, "per_page": 100},
+        )
+        found = [a for a in listed.get("artifacts", []) if a.get("name") == self.name]
+        live = [a for a in found if not a.get("expired")]
+        if not found:
+            self.skipped.append(f"{what} has no artifact named {self.name}")
+        elif not live:
+            self.skipped.append(f"the artifact {self.name} of {what} has expired")
+        return max(live, key=lambda a: a["id"]) if live else None
+
+    def results_of(self, run: dict[str, Any], artifact: dict[str, Any]) -> bytes | None:
+        """The artifact's results.json, or None (reason kept); raises when GitHub is down."""
+        what = f"the artifact {self.name} of run {run['id']} ({short(run['head_sha'])})"
+        self.downloads += 1
+        try:
+            data = self.gh.download_artifact(artifact["archive_download_url"])
+        except ArtifactExpired:
+            self.skipped.append(f"{what} has expired")
+            return None
+        except GitHubError as exc:
+            limited = exc.status == 429 or "rate limit" in exc.message.lower()
+            refused = exc.status is not None and 400 <= exc.status < 500 and not limited
+            too_big = exc.status is None and exc.message.startswith("artifact ")  # size cap
+            if refused or too_big:
+                self.skipped.append(f"{what} could not be downloaded ({exc.message})")
+                return None
+            raise
+        digest = artifact.get("digest")
+        if isinstance(digest, str) and digest.startswith("sha256:"):
+            actual = "sha256:" + hashlib.sha256(data).hexdigest()
+            if actual != digest:
+                self.skipped.append(f"{what} does not match its digest (got {actual[:19]}…)")
+                return None
+        try:
+            files = artifacts.read_files(data, {RESULTS_NAME}, source=what)
+        except artifacts.ArtifactError as exc:
+            self.skipped.append(f"artifact unreadable: {exc}")
+            return None
+        if RESULTS_NAME not in files:
+            held = ", ".join(artifacts.entry_names(data)[:5]) or "nothing"
+            self.skipped.append(f"{what} has no {RESULTS_NAME} at its root (it holds {held})")
+            return None
+        return files[RESULTS_NAME]
+
+
+def summarise(skipped: list[str]) -> str:
+    """The first reasons candidates were skipped, as the end of a sentence."""
+    shown = "; ".join(skipped[:3])
+    more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
+    return shown + more
+
+
+def find_artifact_baseline(
+    gh: GitHub,
+    repo: str,
+    *,
+    start_sha: str,
+    head_sha: str | None = None,
+    branch: str,
+    workflow: str | None,
+    artifact_name: str,
+    dest: Path,
+    repository_id: int | None = None,
+    max_commits: int = MAX_COMMITS,
+    max_age_days: int = MAX_AGE_DAYS,
+    history: int = HISTORY,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> BaselineFound | NoBaseline:
+    """The baseline for a PR (`head_sha` given: walk from the merge-base of `start_sha`, the
+    base commit, and `head_sha`) or for a commit (walk from `start_sha` itself).
+
+    Writes the chosen Results to `dest`/results.json and up to `history` older ones beside
+    it. `workflow` is the workflow file name or id whose push runs upload `artifact_name`
+    (None: any workflow). Raises GitHubError only when GitHub fails (5xx, unreachable, a
+    rate limit longer than the client waits)."""
+    anchor, why = start_of_walk(gh, repo, start_sha, head_sha)
+    if anchor is None:
+        return NoBaseline(why or "no start commit")
+    chain, why = walk(gh, repo, anchor, max_commits)
+    if why is not None:
+        return NoBaseline(why)
+    of_workflow = f"workflow {workflow}" if workflow else "any workflow"
+    since = clock() - timedelta(days=max_age_days)
+    try:
+        runs = _runs_by_sha(
+            _push_runs(
+                gh, repo, workflow=workflow, branch=branch, since=since,
+                repository_id=repository_id,
+            )
+        )  # fmt: skip
+    except GitHubError as exc:
+        if cannot_see(exc):
+            return NoBaseline(_access_reason(exc, f"the runs of {of_workflow}"))
+        raise
+    pull = head_sha is not None
+    window = f"within the last {max_age_days} days"
+    if not runs:
+        return NoBaseline(f"no successful push run of {of_workflow} on {branch} {window}")
+    candidates = _Candidates(gh, repo, artifact_name)
+    found: tuple[int, str, dict[str, Any], dict[str, Any]] | None = None
+    older: list[Path] = []
+    for distance, sha in enumerate(chain):
+        if (found is not None and len(older) >= history) or (
+            candidates.downloads >= MAX_CANDIDATES
+        ):
+            break
+        for run in runs.get(sha, []):
+            if candidates.downloads >= MAX_CANDIDATES:
+                break
+            try:
+                artifact = candidates.artifact_of(run)
+            except GitHubError as exc:
+                if cannot_see(exc):
+                    return NoBaseline(_access_reason(exc, f"the artifacts of run {run['id']}"))
+                raise
+            data = None if artifact is None else candidates.results_of(run, artifact)
+            if artifact is None or data is None:
+                continue
+            path = baseline_path(dest, 0 if found is None else len(older) + 1)
+            what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
+            unusable = install(data, path, what)
+            if unusable is not None:
+                candidates.skipped.append(unusable)
+                continue
+            if found is None:
+                found = (distance, sha, run, artifact)
+            else:
+                older.append(path)
+            break  # one baseline per commit
+    if found is not None:
+        distance, sha, run, artifact = found
+        return BaselineFound(
+            path=baseline_path(dest), sha=sha, distance=distance,
+            relation=describe(sha, anchor, distance, pull=pull, what="an artifact"),
+            run_id=run["id"], run_url=run.get("html_url"), artifact_id=artifact["id"],
+            history=older,
+        )  # fmt: skip
+    where = f"the merge-base {short(anchor)}" if pull else short(anchor)
+    scope = f"{where} or its {len(chain) - 1} nearest ancestors" if len(chain) > 1 else where
+    if candidates.skipped:
+        return NoBaseline(f"no usable baseline for {scope}: {summarise(candidates.skipped)}")
+    return NoBaseline(f"no successful push run of {of_workflow} on {branch} for {scope} {window}")

@@ -1,0 +1,129 @@
+"""The Actions runner's side of an action run, for the end-to-end tests: the event file, the
+environment (INPUT_* with hyphens kept, GITHUB_*), the output and summary files, and the
+entry point started in a child process from the repository root, as the container starts it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from conftest import ROOT, python_command
+from fakes.github import REPO, REPO_ID
+
+AGENT = ROOT / "examples" / "agent" / "support_agent.py"
+EVALS = "examples/evals"
+TOKEN = "ghs_e2eSecretToken123"
+WORKFLOW_REF = f"{REPO}/.github/workflows/agent-eval.yml@refs/heads/main"
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def clean_env() -> dict[str, str]:
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_", "ACTIONS_"))
+    }
+
+
+class Runner:
+    """The Actions runner's side: event file, environment, output and summary files."""
+
+    def __init__(self, fake, tmp_path: Path):
+        self.fake, self.tmp = fake, tmp_path
+        self.output = tmp_path / "github_output"
+        self.summary = tmp_path / "step_summary"
+        self.out_dir = tmp_path / "out"
+
+    def env(self, event_name: str, payload: dict, **inputs: str) -> dict[str, str]:
+        event_path = self.tmp / "event.json"
+        event_path.write_text(json.dumps(payload), encoding="utf-8")
+        env = clean_env()
+        env.update(
+            GITHUB_ACTIONS="true",
+            GITHUB_API_URL=self.fake.url,
+            GITHUB_SERVER_URL="https://github.com",
+            GITHUB_REPOSITORY=REPO,
+            GITHUB_REPOSITORY_ID=str(REPO_ID),
+            GITHUB_EVENT_NAME=event_name,
+            GITHUB_EVENT_PATH=str(event_path),
+            GITHUB_SHA="f" * 40,
+            GITHUB_REF="refs/pull/7/merge",
+            GITHUB_RUN_ID="9001",
+            GITHUB_WORKFLOW_REF=WORKFLOW_REF,
+            GITHUB_OUTPUT=str(self.output),
+            GITHUB_STEP_SUMMARY=str(self.summary),
+            ACTIONS_RUNTIME_TOKEN="runtime-secret",
+        )
+        defaults = {
+            "evals": EVALS,
+            "command": python_command(AGENT),
+            "output-dir": str(self.out_dir),
+            "github-token": TOKEN,
+        }
+        for name, value in {**defaults, **inputs}.items():
+            env[f"INPUT_{name.upper()}"] = value
+        return env
+
+    def run(self, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "agent_eval_action", "action"]
+        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    def outputs(self) -> dict[str, str]:
+        text = self.output.read_text(encoding="utf-8") if self.output.exists() else ""
+        found = {}
+        for match in re.finditer(
+            r"^([\w-]+)<<(ghadelimiter_[\w-]+)\n(.*?)\n\2\n", text, re.S | re.M
+        ):
+            found[match.group(1)] = match.group(3)
+        return found
+
+
+def repository() -> dict:
+    return {"id": REPO_ID, "full_name": REPO, "default_branch": "main"}
+
+
+def pr_payload(number: int, head: str, base: str, *, fork: bool = False, labels=()) -> dict:
+    head_repo = {"full_name": "forker/demo" if fork else REPO}
+    return {
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "head": {"sha": head, "ref": "feature", "repo": head_repo},
+            "base": {"sha": base, "ref": "main", "repo": {"full_name": REPO}},
+            "labels": [{"name": name} for name in labels],
+        },
+        "repository": repository(),
+    }
+
+
+def main_with_baseline(fake, baseline: bytes, *, expired: bool = False):
+    """main: 4 commits; the push run of the third has the baseline artifact; a PR branches
+    off the third while main has moved on to the fourth."""
+    main = fake.linear_history(4)
+    head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]
+    run = fake.add_workflow_run(
+        head_sha=main[2], path=".github/workflows/agent-eval.yml", event="push"
+    )
+    fake.add_artifact(
+        "agent-eval-results",
+        zipped({"results.json": baseline}),
+        run_id=run["id"],
+        digest=True,
+        expired=expired,
+    )
+    return main, head

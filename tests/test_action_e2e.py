@@ -1,0 +1,257 @@
+"""End to end: `agent-eval-action action` as the runner starts it, against the fake GitHub.
+
+Each test builds an event payload and the runner's environment, starts the entry point
+(tests/action_harness.py), and checks what GitHub received, the outputs file, the job
+summary and the exit code. The example agent (examples/agent) is the PR's agent; its baseline
+comes from a copy with the gold-tier shortcut removed, so the PR regresses one case's
+trajectory while its answer holds (a lucky answer).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from action_harness import (
+    REPO,
+    TOKEN,
+    Runner,
+    main_with_baseline,
+    pr_payload,
+    repository,
+    zipped,
+)
+
+
+def test_pr_with_a_regression_posts_one_comment_a_failing_check_and_outputs(
+    runner: Runner, baseline_results: bytes
+):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    env = runner.env("pull_request", pr_payload(7, head, main[3]))
+
+    done = runner.run(env)
+
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stderr
+    comments = fake.comments_on(7)
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert "<!-- agent-eval-action:agent-eval -->" in body
+    assert "gold_express_refund" in body and "lucky answer" in body
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == head and check["conclusion"] == "failure"
+    assert check["name"] == "agent-eval"
+    (annotation,) = check["_annotations"]
+    assert annotation["path"] == "examples/evals/support.evalset.json"
+    assert annotation["annotation_level"] == "failure" and annotation["start_line"] > 1
+    assert "gold_express_refund" in annotation["message"]
+    out = runner.outputs()
+    assert out["verdict"] == "fail"
+    assert out["trajectory-regressions"] == "1" and out["response-regressions"] == "0"
+    assert out["regressions"] == "1"
+    assert out["baseline-sha"] == main[2]
+    assert out["comment-url"] == comments[0]["html_url"]
+    assert Path(out["results-path"]).is_file() and Path(out["report-path"]).is_file()
+    assert "gold_express_refund" in runner.summary.read_text(encoding="utf-8")
+    assert json.loads((runner.out_dir / "pr.json").read_text())["number"] == 7
+    # the token is masked, never written to results or shown to the agent
+    assert f"::add-mask::{TOKEN}" in done.stdout
+    for path in runner.out_dir.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+    # the merge-base (not main's newer tip) gave the baseline
+    (compare_call,) = fake.calls("compare")
+    assert main[3] in compare_call.path and head in compare_call.path
+
+
+def test_the_same_pr_rerun_updates_its_comment(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    env = runner.env("pull_request", pr_payload(7, head, main[3]))
+    assert runner.run(env).returncode == 1
+    first = fake.comments_on(7)[0]["id"]
+    assert runner.run(env).returncode == 1
+    comments = fake.comments_on(7)
+    assert [c["id"] for c in comments] == [first]
+    assert len(fake.calls("update_comment")) == 1
+
+
+def test_the_accept_label_passes_and_lists_what_it_accepts(runner: Runner, baseline_results):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3], labels=["agent-eval:accept"])
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3])))
+    assert done.returncode == 0, done.stderr
+    (check,) = fake.check_runs.values()
+    assert check["conclusion"] == "success"
+    body = fake.comments_on(7)[0]["body"]
+    assert "accepted" in body.lower() and "gold_express_refund" in body
+    assert runner.outputs()["verdict"] == "pass"
+
+
+def test_an_outdated_head_posts_nothing(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, "e" * 40, main[3])  # the PR moved on while this run was under way
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3])))
+    assert done.returncode == 1
+    assert "posting nothing" in done.stdout
+    assert fake.comments_on(7) == [] and fake.check_runs == {}
+    assert runner.outputs()["verdict"] == "fail"  # the gate still speaks in the log
+
+
+def test_first_run_without_any_baseline_falls_back_to_thresholds(runner: Runner):
+    fake = runner.fake
+    main = fake.linear_history(2)
+    head = fake.linear_history(1, parent=main[1], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[1])
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[1])))
+    assert done.returncode == 1  # gold_express_refund fails its threshold
+    assert "NO BASELINE" in done.stdout
+    body = fake.comments_on(7)[0]["body"]
+    assert "baseline" in body.lower()
+    assert runner.outputs()["baseline-sha"] == ""
+
+
+def test_push_to_main_writes_the_baseline_and_passes(runner: Runner):
+    fake = runner.fake
+    main = fake.linear_history(2)
+    payload = {"ref": "refs/heads/main", "after": main[1], "repository": repository()}
+    env = runner.env("push", payload)
+    env["GITHUB_SHA"], env["GITHUB_REF"] = main[1], "refs/heads/main"
+    done = runner.run(env)
+    assert done.returncode == 0, done.stderr  # one case fails, but the baseline is recorded
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert results["source"]["sha"] == main[1] and len(results["cases"]) == 6
+    assert fake.comments == {} and fake.check_runs == {}
+
+
+def test_a_workflow_run_of_a_push_run_posts_nothing(runner: Runner):
+    payload = {
+        "action": "completed",
+        "workflow_run": {
+            "id": 55, "event": "push", "conclusion": "success", "head_sha": "a" * 40,
+            "head_branch": "main", "pull_requests": [], "path": ".github/workflows/agent-eval.yml",
+            "head_repository": {"full_name": REPO},
+        },
+        "repository": repository(),
+    }  # fmt: skip
+    done = runner.run(runner.env("workflow_run", payload))
+    assert done.returncode == 0, done.stderr
+    assert runner.fake.log == []  # not a single API call
+
+
+def test_fork_pr_then_workflow_run_posts_after_the_sha_check(runner: Runner, baseline_results):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3], head_repo="forker/demo")
+    # 1. the fork's PR run: its token is read-only, so GitHub refuses comments and checks
+    fake.inject("create_comment", 403)
+    fake.inject("create_check_run", 403)
+    pr_env = runner.env("pull_request", pr_payload(7, head, main[3], fork=True))
+    done = runner.run(pr_env)
+    assert done.returncode == 1  # the gate still fails the fork's run
+    assert "fork-safe" in done.stdout and "::error file=" in done.stdout
+    assert fake.comments_on(7) == []
+    # 2. its output-dir is uploaded as the artifact of that run
+    pr_run = fake.add_workflow_run(
+        head_sha=head, event="pull_request", head_branch="feature",
+        path=".github/workflows/agent-eval.yml", head_repository=fake.fork_repo(),
+    )  # fmt: skip
+    files = {n: (runner.out_dir / n).read_bytes() for n in ("results.json", "pr.json")}
+    fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
+    # 3. the workflow_run job, with write permissions, posts it
+    payload = {
+        "action": "completed",
+        "workflow_run": {
+            "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
+            "head_sha": head, "head_branch": "feature", "pull_requests": [],
+            "path": ".github/workflows/agent-eval.yml",
+            "head_repository": {"full_name": "forker/demo"},
+        },
+        "repository": repository(),
+    }  # fmt: skip
+    runner.out_dir = runner.tmp / "comment-out"
+    env = runner.env("workflow_run", payload, command="", mode="comment")
+    env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"
+    done = runner.run(env)
+    assert done.returncode == 1, done.stderr
+    (comment,) = fake.comments_on(7)
+    assert "gold_express_refund" in comment["body"]
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == head and check["conclusion"] == "failure"
+
+
+def test_workflow_run_refuses_a_pr_record_for_another_head(runner: Runner, baseline_results):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(8, "c" * 40, main[3], head_repo="forker/demo")
+    pr_run = fake.add_workflow_run(head_sha=head, event="pull_request", head_branch="feature")
+    forged = json.dumps({"schema": "agent-eval-pr/1", "number": 8, "head_sha": "c" * 40})
+    files = {"results.json": baseline_results, "pr.json": forged.encode()}
+    fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
+    payload = {
+        "action": "completed",
+        "workflow_run": {
+            "id": pr_run["id"], "event": "pull_request", "conclusion": "success",
+            "head_sha": head, "head_branch": "feature", "pull_requests": [],
+            "head_repository": {"full_name": "forker/demo"},
+        },
+        "repository": repository(),
+    }  # fmt: skip
+    done = runner.run(runner.env("workflow_run", payload, command=""))
+    assert done.returncode == 2
+    assert "pr.json names head" in done.stderr and "Traceback" not in done.stderr
+    assert fake.comments == {} and fake.check_runs == {}
+
+
+def test_merge_group_checks_the_group_commit(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, _ = main_with_baseline(fake, baseline_results)
+    group_head = fake.linear_history(1, parent=main[2], prefix="mq", branch="gh-readonly-queue")[0]
+    payload = {
+        "action": "checks_requested",
+        "merge_group": {
+            "head_sha": group_head, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7",
+            "base_sha": main[2], "base_ref": "refs/heads/main",
+        },
+        "repository": repository(),
+    }  # fmt: skip
+    done = runner.run(runner.env("merge_group", payload))
+    assert done.returncode == 1, done.stderr
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == group_head and check["conclusion"] == "failure"
+    assert fake.comments == {}  # a merge group has no PR to comment on
+    assert runner.outputs()["baseline-sha"] == main[2]
+
+
+def test_workflow_dispatch_with_a_pr_number_compares(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    payload = {"inputs": {"pr-number": "7"}, "ref": "refs/heads/main", "repository": repository()}
+    done = runner.run(runner.env("workflow_dispatch", payload))
+    assert done.returncode == 1, done.stderr
+    assert len(fake.comments_on(7)) == 1
+    assert runner.outputs()["baseline-sha"] == main[2]
+
+
+def test_workflow_dispatch_without_a_pr_just_runs(runner: Runner):
+    done = runner.run(runner.env("workflow_dispatch", {"inputs": {}, "repository": repository()}))
+    assert done.returncode == 1  # thresholds: gold_express_refund fails
+    assert (runner.out_dir / "results.json").is_file()
+    assert runner.fake.comments == {} and runner.fake.check_runs == {}
+
+
+def test_bad_input_is_one_line_and_exit_2(runner: Runner):
+    env = runner.env("pull_request", pr_payload(7, "a" * 40, "b" * 40), **{"num-runs": "0"})
+    done = runner.run(env)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: input num-runs: must be a whole number of at least 1, got '0'"
+    ]
+    assert runner.fake.log == []
+    assert not (runner.out_dir / "results.json").exists()

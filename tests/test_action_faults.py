@@ -1,0 +1,139 @@
+"""The action under faults: GitHub outages and refusals, cancellation, and the PR's code
+trying to read the token. None of them may end in a pass the gate did not give, or lose
+the results."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from action_harness import REPO, TOKEN, Runner, pr_payload
+from conftest import WORKERS, python_command
+from fakes.github import Fault, secondary_rate_limit
+
+SCRIPTED = WORKERS / "scripted_worker.py"
+SECRETS = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GH_TOKEN")
+
+
+def evalset(tmp: Path, *texts: str) -> Path:
+    """An eval set whose cases send these texts to the scripted worker."""
+    cases = [
+        {
+            "eval_id": f"case{i}",
+            "conversation": [
+                {
+                    "user_content": {"role": "user", "parts": [{"text": text}]},
+                    "final_response": {"role": "model", "parts": [{"text": "ok"}]},
+                }
+            ],
+        }
+        for i, text in enumerate(texts)
+    ]
+    path = tmp / "evals" / "probe.evalset.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"eval_set_id": "probe", "eval_cases": cases}), encoding="utf-8")
+    return path.parent
+
+
+def open_pr(runner: Runner) -> tuple[str, dict]:
+    """PR #7 off main, with no baseline on main."""
+    fake = runner.fake
+    main = fake.linear_history(2)
+    head = fake.linear_history(1, parent=main[1], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[1])
+    return head, pr_payload(7, head, main[1])
+
+
+def test_the_agent_never_sees_the_token(runner: Runner):
+    _, payload = open_pr(runner)
+    evals = evalset(runner.tmp, "env " + " ".join(SECRETS) + " GITHUB_REPOSITORY")
+    env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
+    env["GITHUB_TOKEN"] = env["GH_TOKEN"] = TOKEN
+    done = runner.run(env)
+    assert done.returncode == 1, done.stderr  # "ok" was expected; the probe answers otherwise
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
+    seen = json.loads(answer["parts"][0]["text"])
+    assert seen == {**dict.fromkeys(SECRETS), "GITHUB_REPOSITORY": REPO}
+    assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Runner, signum):
+    _, payload = open_pr(runner)
+    evals = evalset(runner.tmp, "quick", "hang")
+    env = runner.env(
+        "pull_request", payload, evals=str(evals), command=python_command(SCRIPTED), concurrency="1"
+    )
+    argv = [sys.executable, "-m", "agent_eval_action", "action"]
+    process = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 30
+    stderr = ""
+    while "case0 run 1" not in stderr and time.monotonic() < deadline:
+        stderr += process.stderr.readline()
+    os.kill(process.pid, signum)
+    _, rest = process.communicate(timeout=30)
+    assert process.returncode == 3, stderr + rest
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert results["partial"] is True
+    assert [c["status"] for c in results["cases"]] == ["failed", "errored"]
+    assert runner.fake.comments == {} and runner.fake.check_runs == {}
+    assert "Traceback" not in rest
+
+
+def test_github_down_while_fetching_the_baseline_is_exit_3_not_a_pass(runner: Runner):
+    _, payload = open_pr(runner)
+    runner.fake.inject("compare", *[502] * 10)
+    env = runner.env("pull_request", payload, **{"fail-on": "never"})
+    done = runner.run(env)
+    assert done.returncode == 3, done.stderr
+    assert "cannot fetch the baseline" in done.stderr and "Traceback" not in done.stderr
+    assert runner.fake.comments == {}
+
+
+def test_rate_limited_comment_is_waited_out_and_posted_once(runner: Runner):
+    _, payload = open_pr(runner)
+    runner.fake.inject("create_comment", secondary_rate_limit(retry_after=1))
+    done = runner.run(runner.env("pull_request", payload))
+    assert done.returncode == 1, done.stderr
+    assert len(runner.fake.comments_on(7)) == 1
+
+
+def test_comment_refused_keeps_the_gate_and_the_summary(runner: Runner):
+    _, payload = open_pr(runner)
+    forbidden = Fault(403, body={"message": "Resource not accessible by integration"})
+    runner.fake.inject("create_comment", forbidden)
+    runner.fake.inject("list_comments", forbidden)
+    done = runner.run(runner.env("pull_request", payload))
+    assert done.returncode == 1
+    assert "::warning::could not post the PR comment" in done.stdout
+    assert "gold\\_express\\_refund" in runner.summary.read_text()
+    (check,) = runner.fake.check_runs.values()
+    assert check["conclusion"] == "failure"
+
+
+def test_no_token_still_gates_and_writes_the_summary(runner: Runner):
+    _, payload = open_pr(runner)
+    env = runner.env("pull_request", payload, **{"github-token": ""})
+    done = runner.run(env)
+    assert done.returncode == 1
+    assert runner.fake.log == []
+    assert "NO BASELINE" in done.stdout and "::error file=" in done.stdout
+    assert runner.outputs()["verdict"] == "fail"
+
+
+def test_outputs_cannot_be_forged_by_a_value(runner: Runner, tmp_path: Path):
+    from agent_eval_action.action.outputs import write_outputs
+
+    target = tmp_path / "out"
+    write_outputs(str(target), {"comment-url": "x\nverdict<<EOF\npass\nEOF", "verdict": "fail"})
+    runner.output = target
+    assert runner.outputs() == {"comment-url": "x\nverdict<<EOF\npass\nEOF", "verdict": "fail"}

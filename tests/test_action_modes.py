@@ -1,0 +1,167 @@
+"""The action's other paths end to end: branch-mode baselines, sharded runs merged by the
+merge job, a baseline file given as a path, and the agent's `requirements`."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+from action_harness import AGENT, Runner, main_with_baseline, pr_payload, repository, zipped
+from conftest import python_command
+
+DATA_BRANCH = "agent-eval-data"
+
+
+def push_env(runner: Runner, sha: str, **inputs: str) -> dict[str, str]:
+    payload = {"ref": "refs/heads/main", "after": sha, "repository": repository()}
+    env = runner.env("push", payload, **inputs)
+    env["GITHUB_SHA"], env["GITHUB_REF"] = sha, "refs/heads/main"
+    return env
+
+
+def test_branch_mode_stores_on_push_and_a_pr_compares_with_it(runner: Runner):
+    fake = runner.fake
+    main = fake.linear_history(3)
+    done = runner.run(push_env(runner, main[1], baseline="branch"))
+    assert done.returncode == 0, done.stderr
+    stored = fake.branch_files(DATA_BRANCH)
+    assert f"results/{main[1]}.json" in stored
+    # a PR off main[2], whose own commit has no results: the nearest older one is used
+    head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[2])
+    runner.out_dir = runner.tmp / "pr-out"
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[2]), baseline="branch"))
+    assert done.returncode == 0, done.stderr  # same agent on both sides: nothing regressed
+    out = runner.outputs()
+    assert out["baseline-sha"] == main[1] and out["verdict"] == "pass"
+    assert "1 commit before" in fake.comments_on(7)[0]["body"]
+
+
+def test_a_baseline_path_input_is_used_as_is(runner: Runner, tmp_path: Path):
+    fake = runner.fake
+    main = fake.linear_history(2)
+    first = runner.run(push_env(runner, main[1]))
+    assert first.returncode == 0, first.stderr
+    saved = tmp_path / "saved-baseline.json"
+    saved.write_bytes((runner.out_dir / "results.json").read_bytes())
+    head = fake.linear_history(1, parent=main[1], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[1])
+    runner.out_dir = tmp_path / "pr-out"
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[1]), baseline=str(saved)))
+    assert done.returncode == 0, done.stderr
+    assert runner.outputs()["baseline-sha"] == main[1]
+    assert not fake.calls("compare")  # no artifact walk
+
+
+def _shard(runner: Runner, payload: dict, index: int, count: int) -> bytes:
+    runner.out_dir = runner.tmp / f"shard-{index}"
+    env = runner.env("pull_request", payload, shard=f"{index}/{count}")
+    done = runner.run(env)
+    assert done.returncode == 0, done.stderr  # a shard only records; the merge job gates
+    return (runner.out_dir / "results.json").read_bytes()
+
+
+def test_shards_merged_by_the_merge_job_post_one_comment(runner: Runner, baseline_results):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    payload = pr_payload(7, head, main[3])
+    shards = {i: _shard(runner, payload, i, 3) for i in (1, 2, 3)}
+    assert fake.comments == {} and fake.check_runs == {}
+    current = fake.add_workflow_run(id=9001, head_sha=head, event="pull_request")
+    for index, data in shards.items():
+        fake.add_artifact(
+            f"agent-eval-results-shard-{index}",
+            zipped({"results.json": data}),
+            run_id=current["id"],
+        )
+    runner.out_dir = runner.tmp / "merged"
+    done = runner.run(runner.env("pull_request", payload, mode="merge"))
+    assert done.returncode == 1, done.stderr
+    merged = json.loads((runner.out_dir / "results.json").read_text())
+    assert len(merged["cases"]) == 6 and merged["shard"] is None
+    (comment,) = fake.comments_on(7)
+    assert "gold_express_refund" in comment["body"]
+    (check,) = fake.check_runs.values()
+    assert check["conclusion"] == "failure"
+
+
+def test_a_missing_shard_fails_the_merge_loudly(runner: Runner, baseline_results):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    payload = pr_payload(7, head, main[3])
+    data = _shard(runner, payload, 1, 2)
+    current = fake.add_workflow_run(id=9001, head_sha=head, event="pull_request")
+    fake.add_artifact(
+        "agent-eval-results-shard-1", zipped({"results.json": data}), run_id=current["id"]
+    )
+    runner.out_dir = runner.tmp / "merged"
+    done = runner.run(runner.env("pull_request", payload, mode="merge"))
+    assert done.returncode == 3, done.stderr
+    assert "shard" in done.stderr.lower() and "Traceback" not in done.stderr
+    assert fake.comments == {} and fake.check_runs == {}
+
+
+def _wheel(tmp: Path) -> Path:
+    """A tiny pure-Python wheel, built by hand, so pip installs it without any index."""
+    name, version = "agent_eval_probe", "1.0"
+    files = {
+        f"{name}.py": b"MESSAGE = 'installed from the requirements input'\n",
+        f"{name}-{version}.dist-info/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+        ),
+        f"{name}-{version}.dist-info/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for path, data in files.items()
+    ]
+    record.append(f"{name}-{version}.dist-info/RECORD,,")
+    files[f"{name}-{version}.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = tmp / f"{name}-{version}-py3-none-any.whl"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in files.items():
+            archive.writestr(member, data)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_requirements_are_installed_before_the_agent_runs(runner: Runner, tmp_path: Path):
+    fake = runner.fake
+    main = fake.linear_history(1)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(f"{_wheel(tmp_path)}\n", encoding="utf-8")
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import runpy\n"
+        "import agent_eval_probe  # only there if the requirements were installed\n"
+        f"runpy.run_path({str(AGENT)!r}, run_name='__main__')\n"
+    )
+    site = tmp_path / "site"
+    command = python_command(agent)
+    env = push_env(runner, main[0], requirements=str(requirements), command=command)
+    env.update(PIP_TARGET=str(site), PYTHONPATH=str(site), PIP_NO_INDEX="1")
+    done = runner.run(env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (site / "agent_eval_probe.py").is_file()
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert all(c["status"] != "errored" for c in results["cases"])
+
+
+def test_a_missing_requirements_file_is_bad_input(runner: Runner, tmp_path: Path):
+    main = runner.fake.linear_history(1)
+    env = push_env(runner, main[0], requirements=str(tmp_path / "nope.txt"))
+    done = runner.run(env)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'nope.txt'}: input requirements: no such file"
+    ]
+    assert not (runner.out_dir / "results.json").exists()
