@@ -13,8 +13,8 @@ Rows (see bench/README.md):
 - compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, and the markdown
   reports' render time (bench_compare.py);
 - CLI start: `agent-eval-action --help`, best of several processes;
-- installed size: site-packages of fresh virtualenvs with the project's dependencies,
-  without and with the `adk` extra (`--sizes`).
+- installed size: the image's Python packages in a virtualenv installed as the Dockerfile
+  installs them, with and without google-adk (`--sizes`, bench_image_size.py).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 from tabulate import tabulate
@@ -241,50 +240,13 @@ def cli_start(repeat: int = 7) -> list[list[str]]:
     ]
 
 
-def _tree_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
-
-
-def _installed_mb(requirements: list[str], tmp: Path, name: str) -> float:
-    """MB that installing `requirements` adds to a fresh virtualenv's site-packages."""
-    venv = tmp / name
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    empty = _tree_bytes(site)
-    subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            *requirements,
-        ],
-        check=True,
-    )
-    return (_tree_bytes(site) - empty) / 1e6
-
-
 def sizes(enabled: bool) -> list[list[str]]:
-    what = "installed size of the dependencies: core / with the adk extra"
+    """The image's installed size, from the virtualenv .ci/run builds (bench_image_size.py)."""
     if not enabled:
-        return [[what, "skipped (--sizes)", "", ""]]
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    core = list(project["dependencies"])
-    adk = core + list(project["optional-dependencies"]["adk"])
-    with tempfile.TemporaryDirectory() as tmp:
-        core_mb = _installed_mb(core, Path(tmp), "core")
-        adk_mb = _installed_mb(adk, Path(tmp), "adk")
-    return [[what, f"{core_mb:.0f} MB / {adk_mb:.0f} MB", "", ""]]
+        return [["image: installed size", "skipped (--sizes)", "", ""]]
+    import bench_image_size
+
+    return bench_image_size.rows(bench_image_size.measure())
 
 
 def main() -> None:

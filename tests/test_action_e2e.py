@@ -148,14 +148,12 @@ def test_fork_pr_then_workflow_run_posts_after_the_sha_check(runner: Runner, bas
     fake = runner.fake
     main, head = main_with_baseline(fake, baseline_results)
     fake.add_pull(7, head, main[3], head_repo="forker/demo")
-    # 1. the fork's PR run: its token is read-only, so GitHub refuses comments and checks
-    fake.inject("create_comment", 403)
-    fake.inject("create_check_run", 403)
-    pr_env = runner.env("pull_request", pr_payload(7, head, main[3], fork=True))
+    # 1. the fork's PR run (mode compare: its token is read-only) posts nothing
+    pr_env = runner.env("pull_request", pr_payload(7, head, main[3], fork=True), mode="compare")
     done = runner.run(pr_env)
     assert done.returncode == 1  # the gate still fails the fork's run
-    assert "fork-safe" in done.stdout and "::error file=" in done.stdout
-    assert fake.comments_on(7) == []
+    assert fake.comments_on(7) == [] and fake.check_runs == {}
+    assert not fake.calls("create_comment") and not fake.calls("create_check_run")
     # 2. its output-dir is uploaded as the artifact of that run
     pr_run = fake.add_workflow_run(
         head_sha=head, event="pull_request", head_branch="feature",
@@ -226,6 +224,20 @@ def test_merge_group_checks_the_group_commit(runner: Runner, baseline_results: b
     assert check["head_sha"] == group_head and check["conclusion"] == "failure"
     assert fake.comments == {}  # a merge group has no PR to comment on
     assert runner.outputs()["baseline-sha"] == main[2]
+
+
+def test_a_fork_pr_under_auto_mode_degrades_to_warnings_and_log_annotations(
+    runner: Runner, baseline_results: bytes
+):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3], head_repo="forker/demo")
+    fake.inject("create_comment", 403)
+    fake.inject("create_check_run", 403)
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3], fork=True)))
+    assert done.returncode == 1  # the gate still fails the fork's run
+    assert "fork-safe" in done.stdout and "::error file=" in done.stdout
+    assert fake.comments_on(7) == []
 
 
 def test_workflow_dispatch_with_a_pr_number_compares(runner: Runner, baseline_results: bytes):

@@ -166,9 +166,9 @@ def test_workflow_run_of_other_runs_is_ignored(tmp_path: Path, trigger: str) -> 
     [
         ({}, None, Mode.RUN),
         ({"pr-number": ""}, None, Mode.RUN),
-        ({"pr-number": "12"}, 12, Mode.COMPARE),
-        ({"pr_number": "#12"}, 12, Mode.COMPARE),
-        ({"pr": 12}, 12, Mode.COMPARE),
+        ({"pr-number": "12"}, 12, Mode.PR),
+        ({"pr_number": "#12"}, 12, Mode.PR),
+        ({"pr": 12}, 12, Mode.PR),
     ],
 )
 def test_workflow_dispatch(tmp_path: Path, inputs: dict, number: int | None, mode: Mode) -> None:

@@ -104,12 +104,18 @@ def agent_arguments(settings: Settings) -> list[str]:
 
 
 def run_arguments(
-    settings: Settings, results: Path, baseline: Path | None, history: Sequence[Path] = ()
+    settings: Settings,
+    results: Path,
+    baseline: Path | None,
+    history: Sequence[Path] = (),
+    *,
+    gate: bool = True,
 ) -> list[str]:
     """The `agent-eval-action run` command line for these settings. With a baseline, `run`
     reuses its judge verdicts and case durations and compares as the action will (its exit
     code tells a Gemini outage apart from a failed gate); the action compares again with
-    what only it knows (the accept label)."""
+    what only it knows (the accept label). `gate=False` (recording a baseline): the previous
+    baseline only lends its verdicts and durations, and nothing fails on it."""
     argv = ["run", *settings.evals, *agent_arguments(settings)]
     argv += ["--num-runs", str(settings.num_runs), "--concurrency", str(settings.concurrency)]
     argv += ["--timeout", repr(settings.timeout), "--out", str(results)]
@@ -121,7 +127,7 @@ def run_arguments(
         argv += ["--judge-model", settings.judge_model]
     if settings.shard:
         argv += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
-    argv += ["--fail-on", ",".join(settings.fail_on)]
+    argv += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
     for axis, value in settings.min_delta:
         argv += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
     if baseline is not None:
@@ -137,10 +143,12 @@ def run_evals(
     out_dir: Path,
     baseline: Path | None,
     history: Sequence[Path] = (),
+    *,
+    gate: bool = True,
 ) -> RunOutcome:
     """Run the eval suite in a child `agent-eval-action run`; its Results land in out_dir."""
     results = out_dir / "results.json"
-    arguments = run_arguments(settings, results, baseline, history)
+    arguments = run_arguments(settings, results, baseline, history, gate=gate)
     argv = [sys.executable, "-m", "agent_eval_action", *arguments]
     code = children.call(argv, child_environment())
     return RunOutcome(code=code, results_path=results)

@@ -24,7 +24,7 @@ class Mode(enum.StrEnum):
     PR = "pr"  # fetch the baseline, run, compare, comment, check
     BASELINE = "baseline"  # run on the default branch and write the baseline for upload
     RUN = "run"  # run only
-    COMPARE = "compare"  # run and compare with the baseline
+    COMPARE = "compare"  # run and compare with the baseline; publish nothing (fork-safe part 1)
     COMMENT = "comment"  # publish a finished run's artifact (workflow_run, fork-safe)
     MERGE = "merge"  # merge shard results
     IGNORE = "ignore"  # nothing to do for this event
@@ -264,7 +264,7 @@ def select_mode(settings: Settings, event: Event) -> Mode:
         case WorkflowRunEvent():
             return Mode.COMMENT if event.of_pull_request else Mode.IGNORE
         case WorkflowDispatchEvent():
-            return Mode.COMPARE if event.pr_number is not None else Mode.RUN
+            return Mode.PR if event.pr_number is not None else Mode.RUN
     # e.g. pull_request_target, which would run the PR's code with write access and secrets
     raise InputError(
         f"mode: auto does not handle the {event.name} event; "

@@ -112,7 +112,9 @@ def _fail(code: int, message: str) -> int:
 # ---- the stages ---------------------------------------------------------------------------
 
 
-def _run(ctx: Context, baseline: ChosenBaseline | None) -> tuple[int, Results]:
+def _run(
+    ctx: Context, baseline: ChosenBaseline | None, *, gate: bool = True
+) -> tuple[int, Results]:
     """Install the agent's requirements and run the evals; (run's exit code, Results)."""
     from ..compare.loading import load_results
 
@@ -125,6 +127,7 @@ def _run(ctx: Context, baseline: ChosenBaseline | None) -> tuple[int, Results]:
             ctx.out_dir,
             baseline.path if baseline else None,
             baseline.history if baseline else (),
+            gate=gate,
         )
     finally:
         outputs.endgroup()
@@ -144,8 +147,11 @@ def _compare_and_publish(
     baseline: ChosenBaseline,
     target: Target,
     run_code: int = EXIT_PASS,
+    *,
+    post: bool = True,
 ) -> int:
-    """Compare with the baseline, write the reports, publish, set the outputs."""
+    """Compare with the baseline, write the reports, publish (unless `post` is False: the
+    fork-safe companion job posts them), set the outputs."""
     from ..compare import compare, flaky_in_history, gate_options, load_baseline
 
     settings = ctx.settings
@@ -173,7 +179,9 @@ def _compare_and_publish(
     if run_code == EXIT_INFRASTRUCTURE and not diff.verdict.passed:
         code = EXIT_INFRASTRUCTURE  # a Gemini outage, not the PR, kept the gate from a verdict
     comment_url = None
-    if outdated:
+    if not post:
+        print("mode compare: nothing posted; the report is in the job summary and output-dir")
+    elif outdated:
         assert pull is not None
         print(
             f"PR #{pull.number} has moved on to {pull.head_sha[:12]}; this run was for "
@@ -253,12 +261,15 @@ def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
     return Target(None, None), BaselineQuery(sha, None, branch, workflow)
 
 
-def mode_pr(ctx: Context) -> int:
-    target, query = _pr_target(ctx)
+def _write_pr_record(ctx: Context, target: Target, query: BaselineQuery | None) -> None:
     if target.number is not None and target.head_sha is not None:
-        PrRecord(target.number, target.head_sha, query.start_sha if query else None).write(
-            ctx.out_dir
-        )
+        base = query.start_sha if query else None
+        PrRecord(target.number, target.head_sha, base).write(ctx.out_dir)
+
+
+def mode_pr(ctx: Context, *, post: bool = True) -> int:
+    target, query = _pr_target(ctx)
+    _write_pr_record(ctx, target, query)
     baseline = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
     if baseline.results is not None:
         print(f"baseline: {baseline.relation} ({baseline.path})")
@@ -269,12 +280,14 @@ def mode_pr(ctx: Context) -> int:
         return _record_only(
             ctx, results, EXIT_PASS if run_code != EXIT_INFRASTRUCTURE else run_code
         )
-    return _compare_and_publish(ctx, results, baseline, target, run_code)
+    return _compare_and_publish(ctx, results, baseline, target, run_code, post=post)
 
 
 def mode_baseline(ctx: Context) -> int:
-    """A push to the default branch: run, and write the results that become the baseline."""
-    run_code, results = _run(ctx, None)
+    """A push to the default branch: run, and write the results that become the baseline.
+    The previous baseline, when there is one, lends its judge verdicts of unchanged answers
+    (no new judge calls for them) and its case durations; nothing is gated on it."""
+    run_code, results = _run(ctx, _previous_baseline(ctx), gate=False)
     if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
         _store_on_data_branch(ctx, results)
     code = EXIT_INFRASTRUCTURE if run_code == EXIT_INFRASTRUCTURE else EXIT_PASS
@@ -282,6 +295,25 @@ def mode_baseline(ctx: Context) -> int:
     if code == EXIT_PASS:
         print(f"baseline results written to {ctx.out_dir / 'results.json'} (upload them)")
     return code
+
+
+def _previous_baseline(ctx: Context) -> ChosenBaseline | None:
+    """The nearest older baseline of this commit; any trouble finding it is only a warning."""
+    sha = ctx.settings.github.sha
+    if sha is None or ctx.settings.baseline.kind in ("none", "path"):
+        return None
+    workflow = ctx.settings.baseline_workflow or ctx.settings.github.workflow_file
+    query = BaselineQuery(sha, None, ctx.default_branch, workflow)
+    try:
+        found = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
+    except InfrastructureError as err:
+        outputs.command("warning", f"previous baseline not fetched ({err}); judging afresh")
+        return None
+    if found.results is None:
+        print(f"no previous baseline to reuse verdicts from: {found.reason}")
+        return None
+    print(f"reusing judge verdicts and durations from {found.relation}")
+    return found
 
 
 def _store_on_data_branch(ctx: Context, results: Results) -> None:
@@ -403,6 +435,7 @@ def mode_merge(ctx: Context) -> int:
             _store_on_data_branch(ctx, merged)
         return _record_only(ctx, merged, EXIT_PASS)
     target, query = _pr_target(ctx)
+    _write_pr_record(ctx, target, query)
     baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
     return _compare_and_publish(ctx, merged, baseline, target)
 
@@ -413,7 +446,8 @@ def mode_ignore(ctx: Context) -> int:
 
 
 def mode_compare(ctx: Context) -> int:
-    return mode_pr(ctx)
+    """As on a PR, but posting nothing: for a job whose token cannot write (fork-safe part 1)."""
+    return mode_pr(ctx, post=False)
 
 
 MODES = {

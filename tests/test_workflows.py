@@ -1,0 +1,407 @@
+"""The workflows: this repository's (.github/workflows) and the copy-paste examples
+(examples/workflows, docs/workflows.md). Each rule here is one that a broken workflow would
+break silently on GitHub: a token with more rights than the job needs, a PR run that writes
+no baseline or finds none, a fork-safe comment workflow that runs PR code with a write
+token, an input the action does not have. (Syntax and expressions are actionlint's and
+check-jsonschema's job, security smells zizmor's: all three run in .ci/run.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW_DIRS = (ROOT / ".github" / "workflows", ROOT / "examples" / "workflows")
+WORKFLOWS = sorted(p for d in WORKFLOW_DIRS for p in d.glob("*.y*ml"))
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+INPUTS = ACTION["inputs"]
+BASELINE_ARTIFACT = INPUTS["baseline-artifact"]["default"]
+OUTPUT_DIR = INPUTS["output-dir"]["default"]
+PR_EVENTS = {"pull_request", "merge_group"}
+
+# What each kind of job that runs the action needs, and why (examples/workflows/README.md).
+READ = {"contents": "read", "actions": "read"}  # check out; download the baseline artifact
+PUBLISH = {"pull-requests": "write", "checks": "write"}  # the sticky comment; the check run
+NEEDS = {
+    "pr": READ | PUBLISH,  # pull_request / merge_group: run, compare, publish
+    "baseline": READ,  # push to main: run and write the baseline (reusing the previous one's verdicts)
+    "shard": READ,  # one shard: run only; on a PR the baseline's durations balance the shards
+    "compare": READ,  # fork-safe part 1: run and compare, publish nothing
+    "comment": {"actions": "read"} | PUBLISH,  # fork-safe part 2: never checks out
+    "merge": {"actions": "read"} | PUBLISH,  # shard artifacts of the run; publish
+}
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict), f"{rel(path)}: not a YAML mapping"
+    # YAML 1.1 reads the key `on` as True
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+def triggers(wf: dict[str, Any]) -> set[str]:
+    on = wf["on"]
+    if isinstance(on, str):
+        return {on}
+    if isinstance(on, list):
+        return set(on)
+    return set(on)
+
+
+def is_ours(step: dict[str, Any]) -> bool:
+    uses = step.get("uses", "")
+    return uses in ("./", "$/") or re.fullmatch(r"[\w.-]+/agent-eval-action@\S+", uses) is not None
+
+
+def action_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in job.get("steps", []) if is_ours(s)]
+
+
+def job_events(wf: dict[str, Any], job: dict[str, Any]) -> set[str]:
+    """The events a job runs on: the workflow's, narrowed by a job `if` on github.event_name."""
+    events = triggers(wf)
+    condition = str(job.get("if", ""))
+    for op, name in re.findall(r"github\.event_name\s*(==|!=)\s*'([\w-]+)'", condition):
+        events = events & {name} if op == "==" else events - {name}
+    return events
+
+
+def kind(wf: dict[str, Any], job: dict[str, Any]) -> str | None:
+    """Which of NEEDS a job that runs the action is, from its inputs and its events."""
+    steps = action_steps(job)
+    if not steps:
+        return None
+    inputs = steps[0].get("with", {})
+    mode = inputs.get("mode", "auto")
+    if mode != "auto":
+        return mode
+    if "shard" in inputs:
+        return "shard"
+    return "pr" if job_events(wf, job) & PR_EVENTS else "baseline"
+
+
+def uses_checkout(job: dict[str, Any]) -> bool:
+    return any(s.get("uses", "").startswith("actions/checkout@") for s in job.get("steps", []))
+
+
+def jobs(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    return list(load(path)["jobs"].items())
+
+
+def test_the_workflows_are_found():
+    names = {rel(p) for p in WORKFLOWS}
+    for expected in (
+        ".github/workflows/ci.yml",
+        ".github/workflows/dogfood.yml",
+        ".github/workflows/release.yml",
+        "examples/workflows/pr-gate.yml",
+        "examples/workflows/fork-safe-eval.yml",
+        "examples/workflows/fork-safe-comment.yml",
+        "examples/workflows/sharded.yml",
+    ):
+        assert expected in names
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_top_level_permissions_are_read_only(path):
+    wf = load(path)
+    assert "permissions" in wf, (
+        f"{rel(path)}: no top-level `permissions:`; without one every job gets the "
+        "repository's default token rights (often read-write)"
+    )
+    top = wf["permissions"]
+    assert top in ({}, {"contents": "read"}), (
+        f"{rel(path)}: top-level permissions {top!r}; grant writes per job, never to the workflow"
+    )
+    for name, job in wf["jobs"].items():
+        assert job.get("permissions") not in ("write-all", "read-all"), (
+            f"{rel(path)}: job {name} asks for {job.get('permissions')}"
+        )
+        assert isinstance(job.get("permissions", {}), dict), f"{rel(path)}: job {name}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_jobs_running_the_action_have_exactly_the_permissions_they_need(path):
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        what = kind(wf, job)
+        if what is None:
+            continue
+        assert what in NEEDS, f"{rel(path)}: job {name}: unknown mode {what!r}"
+        need = dict(NEEDS[what])
+        if what in ("comment", "merge") and uses_checkout(job):
+            need["contents"] = "read"
+        assert job.get("permissions") == need, (
+            f"{rel(path)}: job {name} runs the action as {what!r} and must have exactly "
+            f"permissions {need}, has {job.get('permissions')}"
+        )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_write_permissions_only_where_needed(path):
+    """Writes: PR publishing (comment, check) in action jobs; contents/packages in release."""
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        writes = {k for k, v in (job.get("permissions") or {}).items() if v == "write"}
+        if kind(wf, job) in ("pr", "comment", "merge"):
+            allowed = {"pull-requests", "checks"}
+        elif path.name == "release.yml":
+            allowed = {"contents", "packages"}
+        else:
+            allowed = set()
+        assert writes <= allowed, f"{rel(path)}: job {name} writes {sorted(writes - allowed)}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_no_pull_request_target(path):
+    assert "pull_request_target" not in triggers(load(path)), (
+        f"{rel(path)}: pull_request_target runs with secrets and a write token on fork PRs; "
+        "running the PR's agent there hands both to the PR (use the fork-safe pair instead)"
+    )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_pr_workflows_cancel_superseded_runs(path):
+    wf = load(path)
+    events = triggers(wf)
+    if "pull_request" not in events:
+        return
+    concurrency = wf.get("concurrency")
+    assert isinstance(concurrency, dict), f"{rel(path)}: a PR workflow needs a concurrency group"
+    group = str(concurrency.get("group", ""))
+    assert "github.workflow" in group and "github.event.pull_request.number" in group, (
+        f"{rel(path)}: the concurrency group {group!r} must be keyed by the workflow and the PR"
+    )
+    cancel = concurrency.get("cancel-in-progress")
+    if "push" in events:
+        # a push to main records a baseline: it must not be cancelled by the next push
+        assert isinstance(cancel, str) and re.search(
+            r"github\.event_name\s*==\s*'pull_request'", cancel
+        ), f"{rel(path)}: cancel-in-progress must be true for PRs only, is {cancel!r}"
+    else:
+        assert cancel is True, f"{rel(path)}: cancel-in-progress must be true, is {cancel!r}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_uploads_keep_partial_results(path):
+    for name, job in jobs(path):
+        for step in job.get("steps", []):
+            if step.get("uses", "").startswith("actions/upload-artifact@"):
+                assert step.get("if") == "always()", (
+                    f"{rel(path)}: job {name}: upload {step['with'].get('name')} without "
+                    "`if: always()` loses the results of a failed gate"
+                )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_action_inputs_exist(path):
+    for name, job in jobs(path):
+        for step in action_steps(job):
+            unknown = set(step.get("with", {})) - set(INPUTS)
+            assert not unknown, f"{rel(path)}: job {name}: not inputs of action.yml: {unknown}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        what = kind(wf, job)
+        if what is None or what == "comment":
+            continue
+        step = action_steps(job)[0]
+        output = step.get("with", {}).get("output-dir", OUTPUT_DIR)
+        uploads = [
+            s["with"]
+            for s in job["steps"]
+            if s.get("uses", "").startswith("actions/upload-artifact@")
+        ]
+        assert uploads, f"{rel(path)}: job {name} runs the action but uploads nothing"
+        expected = (
+            "agent-eval-results-shard-${{ matrix.shard }}" if what == "shard" else BASELINE_ARTIFACT
+        )
+        names = [u["name"] for u in uploads]
+        assert names == [expected], (
+            f"{rel(path)}: job {name} uploads {names}, must upload [{expected!r}] "
+            "(the name the PR runs' baseline lookup and the merge job look for)"
+        )
+        assert uploads[0]["path"] == output, (
+            f"{rel(path)}: job {name} uploads {uploads[0]['path']!r}, the action writes {output!r}"
+        )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_a_pr_workflow_records_its_own_baseline(path):
+    """The action looks for the baseline among the push runs of the same workflow."""
+    wf = load(path)
+    kinds = {kind(wf, job) for _, job in wf["jobs"].items()} - {None}
+    if kinds & {"pr", "compare", "merge"} and not {"comment"} & kinds:
+        assert "push" in triggers(wf), (
+            f"{rel(path)}: compares with a baseline but never runs on push to record one"
+        )
+        on_push = [j for _, j in wf["jobs"].items() if "push" in job_events(wf, j) and kind(wf, j)]
+        assert on_push, f"{rel(path)}: no job runs the action on push"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_workflow_run_workflows_never_run_pr_code(path):
+    wf = load(path)
+    if "workflow_run" not in triggers(wf):
+        return
+    names = {load(p).get("name") for p in WORKFLOWS if p.parent == path.parent}
+    watched = wf["on"]["workflow_run"]["workflows"]
+    assert set(watched) <= names, f"{rel(path)}: watches {watched}, not workflows here"
+    for name, job in wf["jobs"].items():
+        condition = str(job.get("if", ""))
+        assert re.search(r"github\.event\.workflow_run\.event\s*==\s*'pull_request'", condition), (
+            f"{rel(path)}: job {name} must run only for PR runs (workflow_run.event)"
+        )
+        for step in job.get("steps", []):
+            uses = step.get("uses", "")
+            assert not uses.startswith("actions/checkout@"), (
+                f"{rel(path)}: job {name} checks out code with a write token"
+            )
+            assert uses not in ("./", "$/"), f"{rel(path)}: job {name} runs a local action"
+            assert "run" not in step, f"{rel(path)}: job {name} runs a script"
+        assert {kind(wf, job)} <= {"comment", None}, f"{rel(path)}: job {name}"
+
+
+def test_the_fork_safe_eval_cannot_write():
+    path = ROOT / "examples" / "workflows" / "fork-safe-eval.yml"
+    for name, job in jobs(path):
+        writes = [k for k, v in (job.get("permissions") or {}).items() if v != "read"]
+        assert not writes, f"{rel(path)}: job {name} has write permissions {writes}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_shards_and_merge(path):
+    wf = load(path)
+    shard_jobs = [n for n, j in wf["jobs"].items() if kind(wf, j) == "shard"]
+    merge_jobs = [(n, j) for n, j in wf["jobs"].items() if kind(wf, j) == "merge"]
+    if not shard_jobs and not merge_jobs:
+        return
+    assert len(shard_jobs) == 1 and len(merge_jobs) == 1, (
+        f"{rel(path)}: one shard matrix, one merge"
+    )
+    shard = wf["jobs"][shard_jobs[0]]
+    shards = shard["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1)), f"{rel(path)}: matrix.shard {shards}"
+    assert shard["strategy"].get("fail-fast") is False, f"{rel(path)}: fail-fast cancels shards"
+    value = action_steps(shard)[0]["with"]["shard"]
+    assert value == f"${{{{ matrix.shard }}}}/{len(shards)}", f"{rel(path)}: shard: {value}"
+    name, merge = merge_jobs[0]
+    needs = merge.get("needs")
+    assert shard_jobs[0] in ([needs] if isinstance(needs, str) else needs), f"{rel(path)}: {name}"
+    assert merge.get("if") == "always()", f"{rel(path)}: {name} must merge whatever the shards did"
+
+
+def _uses_lines(path: Path) -> list[tuple[int, str]]:
+    return [
+        (n, line.strip())
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.match(r"\s*(-\s+)?uses:", line)
+    ]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_actions_are_pinned_by_commit(path):
+    """Every action but ours is pinned to a full commit SHA, its version in a comment."""
+    for n, line in _uses_lines(path):
+        ref = line.split("uses:", 1)[1].strip()
+        if ref.startswith(("./", "$/")) or re.match(r"[\w.-]+/agent-eval-action@v\d+\b", ref):
+            continue
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+", ref), (
+            f"{rel(path)}:{n}: `{ref}` is not pinned as OWNER/REPO@<40-hex sha> # vX.Y.Z"
+        )
+
+
+def test_each_action_is_pinned_to_one_commit_everywhere():
+    pins: dict[str, set[str]] = {}
+    for path in WORKFLOWS:
+        for _, line in _uses_lines(path):
+            match = re.search(r"uses:\s*([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (\S+)", line)
+            if match:
+                pins.setdefault(match[1], set()).add(f"{match[2]} {match[3]}")
+    assert pins, "no pinned actions found"
+    for action, seen in pins.items():
+        assert len(seen) == 1, f"{action} is pinned to different commits: {sorted(seen)}"
+
+
+def test_dogfood_runs_the_flagship_example():
+    path = ROOT / ".github" / "workflows" / "dogfood.yml"
+    wf = load(path)
+    steps = [s for _, j in wf["jobs"].items() for s in action_steps(j)]
+    assert steps and all(s["uses"] == "./" for s in steps)
+    for step in steps:
+        inputs = step["with"]
+        assert (ROOT / inputs["agent"] / "agent.py").is_file(), inputs["agent"]
+        assert (ROOT / inputs["evals"]).is_dir(), inputs["evals"]
+        assert "GOOGLE_API_KEY" not in str(step.get("env", {})), "the example is offline"
+    for _, job in wf["jobs"].items():
+        if action_steps(job):
+            assert uses_checkout(job), "uses: ./ needs the checkout"
+
+
+def test_release_pins_the_image_by_digest():
+    path = ROOT / ".github" / "workflows" / "release.yml"
+    wf = load(path)
+    assert set(triggers(wf)) == {"push"} and set(wf["on"]["push"]) == {"tags"}
+    assert all(t.startswith("v") for t in wf["on"]["push"]["tags"])
+    ((_, job),) = wf["jobs"].items()
+    assert job["permissions"] == {"contents": "write", "packages": "write"}
+    steps = job["steps"]
+    build = [s for s in steps if s.get("uses", "").startswith("docker/build-push-action@")]
+    assert len(build) == 1 and build[0]["with"]["push"] is True and build[0].get("id")
+    script = "\n".join(s.get("run", "") for s in steps)
+    assert "image: docker://${IMAGE}@${DIGEST}" in script
+    assert re.search(r"\^sha256:\[0-9a-f\]\{64\}\$", script), "the digest is not checked"
+    assert 'major="${TAG%%.*}"' in script and "push --force origin" in script
+    # the runner's action.yml has the line that the release step rewrites
+    assert ACTION["runs"]["image"] == "Dockerfile"
+    assert "\n  image: Dockerfile\n" in (ROOT / "action.yml").read_text()
+    # no ${{ }} inside scripts: values reach the shell through env only
+    assert "${{" not in script, f"{rel(path)}: expression inside a run: script"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_no_expressions_inside_scripts(path):
+    for name, job in jobs(path):
+        for step in job.get("steps", []):
+            assert "${{" not in step.get("run", ""), (
+                f"{rel(path)}: job {name}: pass values to `run:` through `env:`, not ${{{{ }}}}"
+            )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_checkouts_do_not_keep_the_token(path):
+    for name, job in jobs(path):
+        for step in job.get("steps", []):
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step.get("with", {}).get("persist-credentials") is False, (
+                    f"{rel(path)}: job {name}: checkout without persist-credentials: false "
+                    "leaves the token in .git/config for every later step"
+                )
+
+
+def test_docs_show_the_example_files_verbatim():
+    """docs/workflows.md embeds each example workflow whole, for copy and paste."""
+    doc = (ROOT / "docs" / "workflows.md").read_text()
+    blocks = dict(
+        re.findall(r"`(examples/workflows/[\w.-]+\.yml)`:\n\n```yaml\n(.*?)```\n", doc, re.S)
+    )
+    examples = {rel(p) for p in WORKFLOWS if p.parent.name == "workflows" and "examples" in p.parts}
+    assert set(blocks) == examples, (
+        f"docs/workflows.md shows {sorted(blocks)}, not {sorted(examples)}"
+    )
+    for name, text in blocks.items():
+        assert text == (ROOT / name).read_text(), f"docs/workflows.md: the block of {name} differs"
