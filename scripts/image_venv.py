@@ -14,6 +14,7 @@ it runs the installed entry point the way the image's ENTRYPOINT would:
   framework-free example, examples/README.md);
 - `run examples/customer_support/evals --agent examples/customer_support` (the ADK example:
   google-adk from the `adk` extra, as pinned by constraints.txt);
+- `action`, the image's own command, on a workflow_dispatch event (mode run, no token);
 
 and checks that each example gives its documented result: 6 cases, 5 passed, the one that
 fails on purpose failed, exit code 1 (the gate fails on that case's threshold).
@@ -205,7 +206,50 @@ def smoke(venv: Path) -> dict:
                     f"--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
                 )
             _log(f"run {evals}: {EXPECTED_PASSED} of {EXPECTED_CASES} passed, as documented")
+    seconds["action"] = smoke_action(entry, env)
     return {"version": version, "run_s": seconds}
+
+
+def smoke_action(entry: Path, env: dict[str, str]) -> float:
+    """The image's own command line, `agent-eval-action action`, as the runner starts it: a
+    workflow_dispatch without a PR (mode run), no token, so no GitHub API is needed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "event.json").write_text('{"inputs": {}}', encoding="utf-8")
+        runner_env = {
+            k: v for k, v in env.items() if not k.startswith(("GITHUB_", "INPUT_", "ACTIONS_"))
+        }
+        runner_env.update(
+            GITHUB_ACTIONS="true",
+            GITHUB_EVENT_NAME="workflow_dispatch",
+            GITHUB_EVENT_PATH=str(work / "event.json"),
+            GITHUB_REPOSITORY="octo/demo",
+            GITHUB_OUTPUT=str(work / "output"),
+            GITHUB_STEP_SUMMARY=str(work / "summary"),
+            **{
+                "INPUT_AGENT": "examples/customer_support",
+                "INPUT_EVALS": "examples/customer_support/evals",
+                "INPUT_OUTPUT-DIR": str(work / "out"),
+            },
+        )
+        started = time.perf_counter()
+        done = subprocess.run(
+            [str(entry), "action"], cwd=ROOT, env=runner_env, capture_output=True, text=True
+        )
+        elapsed = time.perf_counter() - started
+        problem = _check_results(
+            work / "out" / "results.json", done.returncode, "gold_damaged_refund"
+        )
+        outputs = (work / "output").read_text() if (work / "output").exists() else ""
+        if problem is None and "verdict<<" not in outputs:
+            problem = "wrote no step outputs"
+        if problem:
+            raise SystemExit(
+                f"image-venv: `agent-eval-action action`: {problem}\n"
+                f"--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+            )
+        _log("action (workflow_dispatch, mode run): results, outputs and summary written")
+    return elapsed
 
 
 def _check_results(out: Path, code: int, failing: str) -> str | None:
