@@ -55,7 +55,9 @@ def test_the_agent_never_sees_the_token(runner: Runner):
     evals = evalset(runner.tmp, "env " + " ".join(SECRETS) + " GITHUB_REPOSITORY")
     env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
     env["GITHUB_TOKEN"] = env["GH_TOKEN"] = TOKEN
+    env["GOOGLE_API_KEY"] = "AIza-model-key-for-the-agent"
     done = runner.run(env)
+    assert "::add-mask::AIza-model-key-for-the-agent" in done.stdout  # the agent keeps it
     assert done.returncode == 1, done.stderr  # "ok" was expected; the probe answers otherwise
     results = json.loads((runner.out_dir / "results.json").read_text())
     answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]

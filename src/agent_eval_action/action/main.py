@@ -46,6 +46,7 @@ from .pr_record import PrRecord
 from .publish import Target, output_values, publish, report_options, write_reports
 from .settings import Settings, parse_settings
 
+MODEL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the agent's and the judge's: masked in logs
 SHARD_ARTIFACT = "{name}-shard-"  # shard jobs upload `<baseline-artifact>-shard-<I>`
 
 
@@ -80,8 +81,9 @@ def main(env: Mapping[str, str] | None = None) -> int:
     children.install()
     try:
         settings = parse_settings(environ)
-        if settings.github_token:
-            outputs.mask(settings.github_token)
+        for secret in (settings.github_token, *(environ.get(k) for k in MODEL_KEYS)):
+            if secret:
+                outputs.mask(secret)
         event = load_event(settings.github.event_name, settings.github.event_path)
         mode = select_mode(settings, event)
         gh = (
