@@ -194,7 +194,8 @@ def _compare_and_publish(
             ctx.gh, settings, target, diff, results, comment, options, code != EXIT_PASS
         )
         comment_url = published.comment_url
-    print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({diff.verdict.reasons or 'ok'})")
+    why = "; ".join(diff.verdict.reasons) or "nothing regressed"
+    print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
     values = output_values(
         diff,
         results,
