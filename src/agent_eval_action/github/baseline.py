@@ -139,6 +139,19 @@ def walk(gh: GitHub, repo: str, anchor: str, max_commits: int) -> tuple[list[str
         raise
 
 
+def commits_to_try(
+    gh: GitHub, repo: str, start_sha: str, head_sha: str | None, max_commits: int
+) -> tuple[str, list[str]] | NoBaseline:
+    """(the merge-base or start commit, it and its ancestors nearest first), or why not."""
+    anchor, why = start_of_walk(gh, repo, start_sha, head_sha)
+    if anchor is None:
+        return NoBaseline(why or "no start commit")
+    chain, why = walk(gh, repo, anchor, max_commits)
+    if why is not None:
+        return NoBaseline(why)
+    return anchor, chain
+
+
 def _access_reason(exc: GitHubError, what: str) -> str:
     if exc.status == 403:
         return (
@@ -282,12 +295,10 @@ def find_artifact_baseline(
     it. `workflow` is the workflow file name or id whose push runs upload `artifact_name`
     (None: any workflow). Raises GitHubError only when GitHub fails (5xx, unreachable, a
     rate limit longer than the client waits)."""
-    anchor, why = start_of_walk(gh, repo, start_sha, head_sha)
-    if anchor is None:
-        return NoBaseline(why or "no start commit")
-    chain, why = walk(gh, repo, anchor, max_commits)
-    if why is not None:
-        return NoBaseline(why)
+    walk_from = commits_to_try(gh, repo, start_sha, head_sha, max_commits)
+    if isinstance(walk_from, NoBaseline):
+        return walk_from
+    anchor, chain = walk_from
     of_workflow = f"workflow {workflow}" if workflow else "any workflow"
     since = clock() - timedelta(days=max_age_days)
     try:

@@ -30,12 +30,11 @@ from .baseline import (
     NoBaseline,
     baseline_path,
     cannot_see,
+    commits_to_try,
     describe,
     install,
     short,
-    start_of_walk,
     summarise,
-    walk,
 )
 from .client import GitHub, GitHubError
 
@@ -231,12 +230,10 @@ def find_branch_baseline(
     stored, why = _stored(gh, repo, data_branch)
     if stored is None:
         return NoBaseline(why)
-    anchor, why_not = start_of_walk(gh, repo, start_sha, head_sha)
-    if anchor is None:
-        return NoBaseline(why_not or "no start commit")
-    chain, why_not = walk(gh, repo, anchor, max_commits)
-    if why_not is not None:
-        return NoBaseline(why_not)
+    walk_from = commits_to_try(gh, repo, start_sha, head_sha, max_commits)
+    if isinstance(walk_from, NoBaseline):
+        return walk_from
+    anchor, chain = walk_from
     pull = head_sha is not None
     skipped: list[str] = []
     found: tuple[int, str] | None = None
