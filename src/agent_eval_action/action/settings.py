@@ -306,7 +306,7 @@ class GitHubEnv:
             api_url=(get("api_url") or cls.api_url).rstrip("/"),
             server_url=(get("server_url") or cls.server_url).rstrip("/"),
             repository=repository,
-            repository_id=int(rid) if (rid := get("repository_id") or "").isdigit() else None,
+            repository_id=int(rid) if (rid := get("repository_id") or "").isdecimal() else None,
             sha=get("sha"),
             ref=get("ref"),
             event_name=get("event_name"),

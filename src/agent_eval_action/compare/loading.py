@@ -15,9 +15,13 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..evalset import jsonpos
 from ..evalset.files import decode, read_bytes
+from ..evalset.jsonpos import one_line
 from ..results import SCHEMA, Results
 
-_SCHEMA_VERSION = re.compile(r"^agent-eval-results/(\d+)$")
+# Results grow with cases x runs x turns: 10,000 cases of 3 runs of 1-3 turns are ~70 MiB,
+# over the 64 MiB cap on eval files, so Results have their own, larger one.
+MAX_RESULTS_BYTES = 512 * 1024 * 1024
+_SCHEMA_VERSION = re.compile(r"^agent-eval-results/(\d{1,18})$")  # int() refuses 4300+ digits
 CURRENT_VERSION = int(_SCHEMA_VERSION.match(SCHEMA).group(1))  # type: ignore[union-attr]
 
 
@@ -26,7 +30,7 @@ class BaselineUnusable(Exception):
 
 
 def _parse(path: Path, display: str) -> Results:
-    data = jsonpos.loads(decode(read_bytes(path, display), display), display)
+    data = jsonpos.loads(decode(read_bytes(path, display, MAX_RESULTS_BYTES), display), display)
     schema = data.get("schema") if isinstance(data, dict) else None
     match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
     if match is None:
@@ -35,15 +39,13 @@ def _parse(path: Path, display: str) -> Results:
             display,
         )
     if int(match.group(1)) > CURRENT_VERSION:
-        raise BaselineUnusable(
-            f"{display} was written by a newer agent-eval-action (schema {schema})"
-        )
+        raise BaselineUnusable(f"written by a newer agent-eval-action (schema {schema})")
     try:
         return Results.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"invalid Results: {where}: {first['msg']}", display) from None
+        raise InputError(one_line(f"invalid Results: {where}: {first['msg']}"), display) from None
 
 
 def load_results(path: str) -> Results:
@@ -51,7 +53,7 @@ def load_results(path: str) -> Results:
     try:
         return _parse(Path(path), path)
     except BaselineUnusable as err:
-        raise InputError(f"{err}; upgrade agent-eval-action to read it") from None
+        raise InputError(f"{err}; upgrade agent-eval-action to read it", path) from None
 
 
 def load_baseline(path: str | None) -> tuple[Results | None, str | None]:
@@ -63,6 +65,6 @@ def load_baseline(path: str | None) -> tuple[Results | None, str | None]:
     try:
         return _parse(Path(path), path), None
     except BaselineUnusable as err:
-        return None, str(err)
+        return None, f"{path} was {err}"
     except InputError as err:
         return None, f"the baseline is unreadable ({err})"

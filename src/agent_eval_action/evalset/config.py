@@ -118,11 +118,6 @@ def load_config(path: Path, display: str, warnings: list[str]) -> EvalConfig:
     return _Parser(located, display, warnings).config()
 
 
-def _snake_keys(obj: dict[str, Any]) -> dict[str, tuple[str, Any]]:
-    """snake_case key -> (key as written, value)."""
-    return {to_snake(k): (k, v) for k, v in obj.items()}
-
-
 def _suggest(word: str, choices: list[str]) -> str:
     close = difflib.get_close_matches(word, choices, n=1)
     return f' (did you mean "{close[0]}"?)' if close else ""
@@ -131,11 +126,25 @@ def _suggest(word: str, choices: list[str]) -> str:
 class _Parser(jsonpos.FileReader):
     """Reads one test_config.json."""
 
+    def snake_keys(self, obj: dict[str, Any], path: jsonpos.Path) -> dict[str, tuple[str, Any]]:
+        """snake_case key -> (key as written, value); a key in both spellings is refused."""
+        fields: dict[str, tuple[str, Any]] = {}
+        for key, value in obj.items():
+            snake = to_snake(key)
+            if snake in fields:
+                raise self.error(
+                    f'"{fields[snake][0]}" and "{key}" are the same key (snake_case and '
+                    "camelCase); keep one",
+                    (*path, key),
+                )
+            fields[snake] = (key, value)
+        return fields
+
     def config(self) -> EvalConfig:
         data = self.located.data
         if not isinstance(data, dict):
             raise self.error('a test config must be a JSON object with "criteria"')
-        top = _snake_keys(data)
+        top = self.snake_keys(data, ())
         for snake, (key, _) in top.items():
             if snake not in _TOP_LEVEL_KEYS:
                 self.warn(
@@ -168,7 +177,7 @@ class _Parser(jsonpos.FileReader):
         specs = {}
         for name, entry in value.items():
             path = (key, name)
-            fields = _snake_keys(entry) if isinstance(entry, dict) else {}
+            fields = self.snake_keys(entry, path) if isinstance(entry, dict) else {}
             code_key, code = fields.get("code_config", ("code_config", None))
             function = code.get("name") if isinstance(code, dict) else None
             if not isinstance(function, str) or "." not in function:
@@ -212,7 +221,9 @@ class _Parser(jsonpos.FileReader):
         if isinstance(value, bool) or not isinstance(value, int | float | dict):
             raise self.error(f'criterion "{name}" must be a threshold number or an object', path)
         fields = (
-            _snake_keys(value) if isinstance(value, dict) else {"threshold": ("threshold", value)}
+            self.snake_keys(value, path)
+            if isinstance(value, dict)
+            else {"threshold": ("threshold", value)}
         )
         if metric is not None:
             allowed = sorted(metric.criterion_keys)

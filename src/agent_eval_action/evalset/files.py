@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from pathlib import Path
 
@@ -10,11 +11,11 @@ from ..errors import InputError
 MAX_FILE_BYTES = 64 * 1024 * 1024  # an eval or config file larger than this is refused
 
 
-def read_bytes(path: Path, display: str) -> bytes:
+def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"file is {size} bytes; the limit is {MAX_FILE_BYTES}", display)
+        if size > limit:
+            raise InputError(f"file is {size} bytes; the limit is {limit}", display)
         return path.read_bytes()
     except FileNotFoundError:
         raise InputError("no such file", display) from None
@@ -25,6 +26,10 @@ def read_bytes(path: Path, display: str) -> bytes:
 
 
 def decode(raw: bytes, display: str) -> str:
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # e.g. PowerShell's `>`
+        raise InputError(
+            "UTF-16 text (it starts with a UTF-16 byte order mark); save it as UTF-8", display, 1
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -54,10 +54,22 @@ class LegacyConverter(jsonpos.FileReader):
             if not isinstance(rows, list):
                 raise self.error(f'legacy case "{entry["name"]}" needs a "data" list of rows', path)
             session = entry.get("initial_session")
-            if session is not None and not isinstance(session, dict):
-                raise self.error('"initial_session" must be an object', (*path, "initial_session"))
+            if session is not None:
+                self.check_session(session, (*path, "initial_session"))
             cases.append(self._case(entry["name"], rows, (*path, "data"), session))
         return EvalSet(eval_set_id=eval_set_id, name=eval_set_id, eval_cases=cases)
+
+    def check_session(self, session: Any, path: jsonpos.Path) -> None:
+        """An initial session as ADK's converter reads it: its names strings, its state an object."""
+        if not isinstance(session, dict):
+            raise self.error(
+                'an initial session must be an object with "state", "app_name", "user_id"', path
+            )
+        for key in ("app_name", "user_id"):
+            if not isinstance(session.get(key, ""), str):
+                raise self.error(f'"{key}" must be a string', (*path, key))
+        if not isinstance(session.get("state") or {}, dict):
+            raise self.error('"state" must be an object', (*path, "state"))
 
     def _case(
         self, eval_id: str, rows: list[Any], path: jsonpos.Path, session: dict | None
@@ -96,10 +108,20 @@ class LegacyConverter(jsonpos.FileReader):
             raise self.error('"expected_tool_use" must be a list', (*path, "expected_tool_use"))
         calls = [self._tool_call(t, (*path, "expected_tool_use", i)) for i, t in enumerate(tools)]
         intermediate = []
-        for i, item in enumerate(row.get("expected_intermediate_agent_responses") or []):
-            if not isinstance(item, dict) or not {"author", "text"} <= item.keys():
+        responses = row.get("expected_intermediate_agent_responses") or []
+        if not isinstance(responses, list):
+            raise self.error(
+                '"expected_intermediate_agent_responses" must be a list',
+                (*path, "expected_intermediate_agent_responses"),
+            )
+        for i, item in enumerate(responses):
+            if not (
+                isinstance(item, dict)
+                and isinstance(item.get("author"), str)
+                and isinstance(item.get("text"), str)
+            ):
                 raise self.error(
-                    'an intermediate response needs "author" and "text"',
+                    'an intermediate response needs "author" and "text" strings',
                     (*path, "expected_intermediate_agent_responses", i),
                 )
             intermediate.append((item["author"], [Part(text=item["text"])]))

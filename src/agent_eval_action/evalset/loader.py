@@ -124,10 +124,7 @@ def _initial_session(eval_path: Path, warnings: list[str]) -> dict[str, Any] | N
         return None
     display = display_path(path)
     located = jsonpos.parse(decode(read_bytes(path, display), display), display)
-    if not isinstance(located.data, dict):
-        raise InputError(
-            'an initial session must be an object with "state", "app_name", "user_id"', display, 1
-        )
+    LegacyConverter(located, display, warnings).check_session(located.data, ())
     return located.data
 
 
@@ -183,12 +180,14 @@ class _EvalSetReader(jsonpos.FileReader):
         except ValidationError as err:
             raise self._explain(err) from None
         for key in eval_set.model_extra or {}:
+            self._refuse_twin(data, key, ())
             self.warn(f'unknown key "{key}" is ignored', (key,))
         cases_key = "eval_cases" if "eval_cases" in data else "evalCases"
         if not eval_set.eval_cases:
             raise self.error("the eval set has no cases", (cases_key,))
         for index, case in enumerate(eval_set.eval_cases):
             for key in case.model_extra or {}:
+                self._refuse_twin(data[cases_key][index], key, (cases_key, index))
                 self.warn(
                     f'case "{case.eval_id}": unknown key "{key}" is ignored',
                     (cases_key, index, key),
@@ -242,12 +241,26 @@ class _EvalSetReader(jsonpos.FileReader):
         where = _dotted(path)
         kind, message = detail["type"], detail["msg"]
         if kind == "extra_forbidden":
+            self._refuse_twin(_at(self.located.data, path[:-1]), str(detail["loc"][-1]), path[:-1])
             message = f'unknown key "{detail["loc"][-1]}"'
         elif kind == "missing":
             message = f'missing required key "{to_snake(str(detail["loc"][-1]))}"'
         elif kind == "value_error":
             message = message.removeprefix("Value error, ")
         return self.error(f"{where}: {message}" if where else message, path)
+
+    def _refuse_twin(self, obj: Any, key: str, path: jsonpos.Path) -> None:
+        """A key given in both spellings: pydantic (and ADK) silently keep the camelCase one."""
+        twins = (
+            [k for k in obj if k != key and to_snake(k) == to_snake(key)]
+            if isinstance(obj, dict)
+            else []
+        )
+        if twins:
+            raise self.error(
+                f'"{key}" and "{twins[0]}" are the same key (snake_case and camelCase); keep one',
+                (*path, key),
+            )
 
     def _resolve(self, loc: tuple) -> tuple[jsonpos.Path, int]:
         """Map a pydantic error location onto keys as written in the file."""
@@ -267,6 +280,12 @@ class _EvalSetReader(jsonpos.FileReader):
             path.append(key)
             node = node[key]
         return tuple(path), len(path)
+
+
+def _at(data: Any, path: jsonpos.Path) -> Any:
+    for item in path:
+        data = data[item]
+    return data
 
 
 def _get(obj: dict[str, Any], snake: str) -> Any:
