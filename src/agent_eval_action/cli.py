@@ -511,6 +511,8 @@ def _compare(args: argparse.Namespace) -> int:
     )
     from .report.diff_console import table as diff_table
 
+    if diff.baseline is None:
+        print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
     if args.format in ("markdown", "summary"):
         from .compare import load_results
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from ..compare.model import Change, Diff, MetricDiff
+from ..results import Status
 
 _QUIET = {Change.UNCHANGED}
 
@@ -23,6 +24,10 @@ def _metric_line(metric: MetricDiff) -> str:
 def headline(diff: Diff) -> str:
     verdict = diff.verdict
     mark = "PASS" if verdict.passed else "FAIL"
+    if diff.baseline is None:  # nothing was compared: say what the thresholds said
+        passed = sum(case.current_status == Status.PASSED for case in diff.cases)
+        text = f"{mark}: no baseline · {passed} of {len(diff.cases)} cases pass their thresholds"
+        return text + (" (accepted)" if verdict.accepted else "")
     counts = verdict.counts
     parts = [
         f"{verdict.trajectory_regressions} trajectory regressions",
