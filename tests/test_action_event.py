@@ -252,7 +252,7 @@ def test_unreadable_event_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"missing\.json: cannot read the event file"):
         load_event("push", str(tmp_path / "missing.json"))
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    with pytest.raises(InputError, match=r"bad\.json: the event file is not JSON"):
+    with pytest.raises(InputError, match=r"bad\.json:1: invalid JSON \(column 2\)"):
         load_event("push", str(tmp_path / "bad.json"))
     with pytest.raises(InputError, match="GITHUB_EVENT_PATH is not set for the push event"):
         load_event("push", None)

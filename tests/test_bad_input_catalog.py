@@ -234,7 +234,9 @@ TOO_LONG = GOOD.replace(
 NEWER = '{"schema": "agent-eval-results/2", "cases": []}'
 
 
-def event_row(id: str, input: str, example: str, name: str, payload: Any, phrase: str) -> Row:
+def event_row(
+    id: str, input: str, example: str, name: str, payload: Any, phrase: str, at: str = "event.json"
+) -> Row:
     def call(tmp: Path) -> Any:
         path = tmp / "event.json"
         path.write_text(
@@ -242,7 +244,7 @@ def event_row(id: str, input: str, example: str, name: str, payload: Any, phrase
         )
         return load_event(name, "event.json")
 
-    return Row(id, input, example, phrase, at="event.json", call=call)
+    return Row(id, input, example, phrase, at=at, call=call)
 
 
 def settings_row(id: str, input: str, example: str, env: dict[str, str], phrase: str) -> Row:
@@ -888,7 +890,8 @@ ROWS: list[Row] = [
         "`{`",
         "pull_request",
         "{",
-        "is not JSON",
+        "invalid JSON",
+        at="event.json:1",
     ),
     event_row(
         "event-not-object",

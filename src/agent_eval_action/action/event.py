@@ -7,7 +7,6 @@ one-line InputError naming the event file and the field.
 from __future__ import annotations
 
 import enum
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,8 +147,10 @@ def load_event(event_name: str | None, event_path: str | None) -> Event:
         return OtherEvent(event_name)
     if not event_path:
         raise InputError(f"GITHUB_EVENT_PATH is not set for the {event_name} event")
+    from ..evalset import jsonpos
+
     try:
-        data = json.loads(Path(event_path).read_text(encoding="utf-8"))
+        data = jsonpos.loads(Path(event_path).read_text(encoding="utf-8"), event_path)
     except OSError as err:
         raise InputError(f"cannot read the event file: {err.strerror}", file=event_path) from None
     except (
