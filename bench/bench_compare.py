@@ -3,6 +3,7 @@
     python bench/bench_compare.py                  # 10,000 cases, 1 run of 1 turn per side
     python bench/bench_compare.py --runs 3 --turns 0   # 3 runs of 1 to 3 turns
     python bench/bench_compare.py --cases 2000 --profile
+    python bench/bench_compare.py --files          # the CLI on the two Results as files
 
 Two Results (baseline and current) are built in memory with `model_construct` (as
 bench/gate_trust.py does: no validation, so building them is not what is timed), one
@@ -11,6 +12,12 @@ the diff (the PR comment and the job summary of agent_eval_action.report.markdow
 they exist. Peak RSS is this process's high-water mark (VmHWM on Linux, else
 `resource.getrusage(RUSAGE_SELF).ru_maxrss`); run_all.py runs this file as a subprocess so
 the figure is of compare alone (imports, both Results, the diff, the reports).
+
+`--files` measures what users run instead: both Results are written to JSON files, then
+`agent-eval-action compare --baseline B --current C --format markdown --out /dev/null`
+runs in a fresh process (loading both files, comparing, loading the current again for
+the report, rendering it); its wall time and its own peak RSS (VmHWM, read by the
+process itself as it exits: a child's ru_maxrss would include this parent's) are printed.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import random
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +53,7 @@ from agent_eval_action.results import (
     Usage,
 )
 
+SRC = Path(__file__).resolve().parent.parent / "src"
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 METRICS = (
     ("tool_trajectory_avg_score", "trajectory", 1.0),
@@ -210,6 +221,56 @@ def measure(cases: int, runs: int, seed: int, turns: int | None = 1, profile: bo
     }
 
 
+# Runs the CLI in this process, then reports the process's own peak RSS on stderr.
+_CLI = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, sys.argv.pop(1))
+from agent_eval_action.cli import main
+
+try:
+    code = main(sys.argv[1:])
+finally:
+    status = Path("/proc/self/status").read_text()
+    print("VmHWM_kB", status.split("VmHWM:")[1].split()[0], file=sys.stderr)
+raise SystemExit(code)
+"""
+
+
+def measure_files(cases: int, runs: int, seed: int, turns: int | None = 1) -> dict:
+    """`agent-eval-action compare --format markdown` on the two Results written as files."""
+    rng = random.Random(seed)
+    changed = set(rng.sample(range(cases), cases // 50))
+    with tempfile.TemporaryDirectory() as tmp:
+        baseline_path, current_path = Path(tmp, "baseline.json"), Path(tmp, "current.json")
+        make_results(cases, runs, set(), seed, turns).write(baseline_path)
+        make_results(cases, runs, changed, seed + 1, turns).write(current_path)
+        sizes = [p.stat().st_size for p in (baseline_path, current_path)]
+        argv = [
+            *("compare", "--baseline", str(baseline_path), "--current", str(current_path)),
+            *("--format", "markdown", "--out", os.devnull),
+        ]
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", _CLI, str(SRC), *argv], capture_output=True, text=True
+        )
+        wall_s = time.perf_counter() - started
+    if done.returncode not in (0, 1) or "VmHWM_kB" not in done.stderr:
+        raise SystemExit(f"compare exited {done.returncode}:\n{done.stderr}")
+    peak_kb = int(done.stderr.split("VmHWM_kB")[1].split()[0])
+    return {
+        "cases": cases,
+        "metrics": len(METRICS),
+        "runs": runs,
+        "turns": turns or "1-3",
+        "cli_s": wall_s,
+        "peak_rss_mb": peak_kb / 1024,
+        "file_mb": [size / 1024 / 1024 for size in sizes],
+        "exit": done.returncode,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
@@ -220,7 +281,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--profile", action="store_true", help="print a cProfile of compare")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--files", action="store_true", help="measure the CLI on the two Results written as files"
+    )
     args = parser.parse_args()
+    if args.files:
+        figures = measure_files(args.cases, args.runs, args.seed, args.turns or None)
+        if args.json:
+            print(json.dumps(figures))
+            return
+        print(
+            f"{figures['cases']:,} cases x {figures['metrics']} metrics, {figures['runs']} "
+            f"run(s) of {figures['turns']} turn(s), files of "
+            f"{' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB: `compare --format "
+            f"markdown` {figures['cli_s']:.2f} s (the whole process), "
+            f"peak RSS {figures['peak_rss_mb']:.0f} MB (exit {figures['exit']})"
+        )
+        return
     figures = measure(args.cases, args.runs, args.seed, args.turns or None, args.profile)
     if args.json:
         print(json.dumps(figures))

@@ -10,8 +10,8 @@ Rows (see bench/README.md):
 - inference: `--agent` wall time against the limit ceil(N/C)*L, and end to end against
   `adk eval` (bench_inference.py);
 - judge: judge calls on an unchanged re-run against its baseline (bench_judge.py);
-- compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, and the markdown
-  reports' render time (bench_compare.py);
+- compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, the same for the
+  CLI on the two Results as files, and the markdown reports' render time (bench_compare.py);
 - CLI start: `agent-eval-action --help`, best of several processes;
 - installed size: the image's Python packages in a virtualenv installed as the Dockerfile
   installs them, with and without google-adk (`--sizes`, bench_image_size.py).
@@ -201,6 +201,16 @@ def compare(cases: int) -> list[list[str]]:
                     met(megabytes < COMPARE_MB),
                 ]
             )
+            files = _compare_files(cases)
+            rows.append(
+                [
+                    "  from two Results files: the whole `compare --format markdown` process",
+                    f"{files['cli_s']:.1f} s, peak RSS {files['peak_rss_mb']:.0f} MB "
+                    f"(files of {files['file_mb'][0]:.0f} MB)",
+                    f"< {COMPARE_MB:g} MB",
+                    met(files["peak_rss_mb"] < COMPARE_MB),
+                ]
+            )
             render = figures["render_s"]
             rows.append(
                 [
@@ -220,6 +230,23 @@ def compare(cases: int) -> list[list[str]]:
                 ]
             )
     return rows
+
+
+def _compare_files(cases: int) -> dict:
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "bench_compare.py"),
+            "--json",
+            "--files",
+            "--cases",
+            f"{cases}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
 
 
 def cli_start(repeat: int = 7) -> list[list[str]]:

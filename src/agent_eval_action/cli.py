@@ -502,7 +502,7 @@ def _judged_gate(results: Results, judged, code: int) -> int:  # type: ignore[no
 def _compare(args: argparse.Namespace) -> int:
     from .compare import compare_files
 
-    diff = compare_files(
+    diff, current = compare_files(
         args.current,
         args.baseline,
         fail_on=args.fail_on,
@@ -514,9 +514,7 @@ def _compare(args: argparse.Namespace) -> int:
     if diff.baseline is None:
         print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
     if args.format in ("markdown", "summary"):
-        from .compare import load_results
-
-        text = _report(diff, load_results(args.current), args)
+        text = _report(diff, current, args)
     else:
         text = diff.dump_json() if args.format == "json" else diff_table(diff)
     _emit(text, args.out)

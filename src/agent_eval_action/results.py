@@ -12,9 +12,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import ConfigDict, Field
 
-from .evalset.models import Content, FunctionCall, FunctionResponse
+from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
 
 SCHEMA = "agent-eval-results/1"
 
@@ -26,7 +26,7 @@ class Status(StrEnum):
     NOT_EVALUATED = "not_evaluated"
 
 
-class Source(BaseModel):
+class Source(LeanModel):
     repo: str | None = None
     sha: str | None = None
     ref: str | None = None
@@ -34,7 +34,7 @@ class Source(BaseModel):
     event: str | None = None
 
 
-class RunConfig(BaseModel):
+class RunConfig(LeanModel):
     runner: Literal["command", "adk", "adk_api", "adk_history"]
     target: str | None = None  # the command, agent directory, server URL or history files
     num_runs: int = 1
@@ -44,7 +44,7 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
 
 
-class Shard(BaseModel):
+class Shard(LeanModel):
     index: int  # 1..count
     count: int
     partition_hash: str  # the same for every shard of one partition of one suite
@@ -52,7 +52,7 @@ class Shard(BaseModel):
     baseline_sha: str | None = None
 
 
-class EvalSetEntry(BaseModel):
+class EvalSetEntry(LeanModel):
     eval_set_id: str
     file: str
     file_sha256: str
@@ -61,14 +61,14 @@ class EvalSetEntry(BaseModel):
     criteria: dict[str, dict[str, Any]]
 
 
-class JudgeSample(BaseModel):
+class JudgeSample(LeanModel):
     """One answer of the judge model: its text as returned (None: no text, e.g. blocked)."""
 
     text: str | None = None
     finish_reason: str | None = None
 
 
-class JudgeVerdict(BaseModel):
+class JudgeVerdict(LeanModel):
     """One judge request (its `num_samples` answers) for one turn of one run.
 
     `key` hashes everything that decides the verdict (the rendered prompt, model,
@@ -87,7 +87,7 @@ class JudgeVerdict(BaseModel):
     error: str | None = None  # why no verdict came out of it (then it is never reused)
 
 
-class JudgeRecord(BaseModel):
+class JudgeRecord(LeanModel):
     """How a judged metric was judged for one case, and every verdict it used."""
 
     model: str
@@ -100,7 +100,7 @@ class JudgeRecord(BaseModel):
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
 
 
-class MetricResult(BaseModel):
+class MetricResult(LeanModel):
     axis: Literal["trajectory", "response"]
     score: float | None  # mean over runs, ADK semantics; None = could not be computed
     threshold: float
@@ -111,32 +111,32 @@ class MetricResult(BaseModel):
     error: str | None = None  # why it could not be computed
 
 
-class Expected(BaseModel):
+class Expected(LeanModel):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = Field(default_factory=list)
 
 
-class Actual(BaseModel):
+class Actual(LeanModel):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)
 
 
-class InvocationRecord(BaseModel):
+class InvocationRecord(LeanModel):
     user_content: Content
     expected: Expected
     actual: Actual | None = None  # None: the run ended before this turn
     duration_s: float | None = None
 
 
-class RunRecord(BaseModel):
+class RunRecord(LeanModel):
     run: int
     invocations: list[InvocationRecord]
     error: str | None = None
     duration_s: float = 0.0
 
 
-class Usage(BaseModel):
+class Usage(LeanModel):
     judge_calls: int = 0  # judge requests answered (retries not counted)
     judge_reused: int = 0  # judge requests not made: a verdict was reused
     prompt_tokens: int = 0  # the agent's own tokens, as its runner reported them
@@ -167,7 +167,7 @@ class Usage(BaseModel):
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 
-class CaseResult(BaseModel):
+class CaseResult(LeanModel):
     eval_set_id: str
     eval_id: str
     file: str
@@ -181,13 +181,13 @@ class CaseResult(BaseModel):
     duration_s: float = 0.0
 
 
-class Timing(BaseModel):
+class Timing(LeanModel):
     started_at: datetime
     finished_at: datetime
     duration_s: float
 
 
-class Results(BaseModel):
+class Results(LeanModel):
     schema_: Literal["agent-eval-results/1"] = Field(SCHEMA, alias="schema")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     tool_version: str
@@ -202,7 +202,7 @@ class Results(BaseModel):
     timing: Timing
     warnings: list[str] = Field(default_factory=list)
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True)
 
     def dump_json(self) -> str:
         return self.model_dump_json(by_alias=True, exclude_none=False, indent=1)

@@ -58,14 +58,15 @@ def compare_files(
     fail_on: str = "regression",
     min_delta: Sequence[tuple[str | None, float]] = (),
     history: Sequence[str] = (),
-) -> Diff:
-    """Load, compare and decide, as `agent-eval-action compare` does."""
+) -> tuple[Diff, Results]:
+    """Load, compare and decide, as `agent-eval-action compare` does: (the diff, the
+    current Results it was made from, which the reports show too)."""
     policy, deltas = gate_options(fail_on, min_delta)
     current = load_results(current_path)
     baseline, reason = load_baseline(baseline_path)
     older = [b for b, _ in map(load_baseline, history) if b is not None]
     known_flaky = flaky_in_history([*older, *([baseline] if baseline else [])])
-    return compare(
+    diff = compare(
         current,
         baseline,
         fail_on=policy,
@@ -73,3 +74,4 @@ def compare_files(
         known_flaky=known_flaky,
         no_baseline_reason=reason,
     )
+    return diff, current

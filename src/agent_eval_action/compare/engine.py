@@ -20,9 +20,11 @@ import gc
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import numpy as np
 
+from ..evalset.models import share_fields_set
 from ..results import CaseResult, MetricResult, Results, Status
 from . import stats
 from .divergence import behaviour_varies, finished_runs, first_divergence
@@ -62,6 +64,7 @@ _PRECEDENCE = [
 ]
 
 CaseKey = tuple[str, str]
+_Diffs = TypeVar("_Diffs", CaseDiff, MetricDiff)
 
 
 def compare(
@@ -150,15 +153,32 @@ def _baseline_info(baseline: Results) -> BaselineInfo:
     )
 
 
+def _lean(diff: _Diffs) -> _Diffs:
+    """Every field is given where a diff of a case or metric is made, so that its
+    `model_fields_set` can be its class's one: otherwise those sets are half the diff's
+    memory (30 of 62 MB for 10,000 cases x 3 metrics)."""
+    share_fields_set(diff)
+    return diff
+
+
 def _case_shell(case: CaseResult, change: Change, baseline: CaseResult | None = None) -> CaseDiff:
-    return CaseDiff(
-        eval_set_id=case.eval_set_id,
-        eval_id=case.eval_id,
-        file=case.file,
-        line=case.line,
-        change=change,
-        baseline_status=baseline.status if baseline else None,
-        current_status=case.status,
+    return _lean(
+        CaseDiff(
+            eval_set_id=case.eval_set_id,
+            eval_id=case.eval_id,
+            file=case.file,
+            line=case.line,
+            change=change,
+            pattern=None,
+            axes={},
+            baseline_status=baseline.status if baseline else None,
+            current_status=case.status,
+            flaky=False,
+            likely_noise=False,
+            metrics=[],
+            divergence=None,
+            notes=[],
+        )
     )
 
 
@@ -174,18 +194,23 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
 def _one_sided(
     name: str, metric: MetricResult, change: Change, *, baseline: bool = False
 ) -> MetricDiff:
-    return MetricDiff(
-        metric=name,
-        axis=metric.axis,
-        baseline_score=metric.score if baseline else None,
-        current_score=None if baseline else metric.score,
-        delta=None,
-        baseline_status=metric.status if baseline else None,
-        current_status=None if baseline else metric.status,
-        threshold=metric.threshold,
-        baseline_runs=metric.runs if baseline else [],
-        current_runs=[] if baseline else metric.runs,
-        change=change,
+    return _lean(
+        MetricDiff(
+            metric=name,
+            axis=metric.axis,
+            baseline_score=metric.score if baseline else None,
+            current_score=None if baseline else metric.score,
+            delta=None,
+            baseline_status=metric.status if baseline else None,
+            current_status=None if baseline else metric.status,
+            threshold=metric.threshold,
+            baseline_runs=metric.runs if baseline else [],
+            current_runs=[] if baseline else metric.runs,
+            noisy=False,
+            p_value=None,
+            change=change,
+            reason="",
+        )
     )
 
 
@@ -280,19 +305,23 @@ def _compare_metric(
         )
         return diff
     noisy = behaviour_noisy or _scores_vary(base) or _scores_vary(cur)
-    diff = MetricDiff(
-        metric=name,
-        axis=cur.axis,
-        baseline_score=base.score,
-        current_score=cur.score,
-        delta=None if cur.score is None else cur.score - base.score,
-        baseline_status=base.status,
-        current_status=cur.status,
-        threshold=cur.threshold,
-        baseline_runs=base.runs,
-        current_runs=cur.runs,
-        noisy=noisy,
-        change=Change.UNCHANGED,
+    diff = _lean(
+        MetricDiff(
+            metric=name,
+            axis=cur.axis,
+            baseline_score=base.score,
+            current_score=cur.score,
+            delta=None if cur.score is None else cur.score - base.score,
+            baseline_status=base.status,
+            current_status=cur.status,
+            threshold=cur.threshold,
+            baseline_runs=base.runs,
+            current_runs=cur.runs,
+            noisy=noisy,
+            p_value=None,
+            change=Change.UNCHANGED,
+            reason="",
+        )
     )
     if cur.score is None:
         diff.change, diff.reason = (
