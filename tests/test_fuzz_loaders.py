@@ -342,6 +342,31 @@ def test_results_documents(data: st.DataObject) -> None:
         assert isinstance(baseline, Results | None) and isinstance(reason, str | None)
 
 
+def _outcome(read: Callable[[str, str], Any], text: str) -> tuple[str, Any]:
+    try:
+        result = read(text, "results.json")
+    except Exception as err:  # the kind and the words are what is compared
+        return type(err).__name__, str(err)
+    return ("none", None) if result is None else ("results", result.dump_json())
+
+
+@FUZZ
+@given(st.data())
+def test_the_case_by_case_reader_agrees_with_the_whole_document_reader(
+    data: st.DataObject,
+) -> None:
+    """Results load one case at a time (memory); whatever it makes of a document, or the
+    error it gives, must be exactly what reading the whole document gives."""
+    from agent_eval_action.compare.loading import _parse_lean, _parse_whole
+
+    document = data.draw(st.sampled_from([RESULTS, SHARD_RESULTS]))
+    text = dump(data.draw, mutate(data.draw, document)).decode("utf-8", "replace")
+    lean = _outcome(_parse_lean, text)
+    if lean[0] == "none":  # it declined: the whole-document reader decides alone
+        return
+    assert lean == _outcome(_parse_whole, text)
+
+
 # --- events and action inputs ------------------------------------------------------------
 
 
