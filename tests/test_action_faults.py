@@ -139,3 +139,13 @@ def test_outputs_cannot_be_forged_by_a_value(runner: Runner, tmp_path: Path):
     write_outputs(str(target), {"comment-url": "x\nverdict<<EOF\npass\nEOF", "verdict": "fail"})
     runner.output = target
     assert runner.outputs() == {"comment-url": "x\nverdict<<EOF\npass\nEOF", "verdict": "fail"}
+
+
+def test_a_pr_the_token_may_not_read_is_still_compared_and_posted(runner: Runner):
+    _, payload = open_pr(runner)
+    forbidden = Fault(403, body={"message": "Resource not accessible by integration"})
+    runner.fake.inject("get_pull", forbidden)
+    done = runner.run(runner.env("pull_request", payload))
+    assert done.returncode == 1, done.stderr
+    assert "::warning::cannot read PR #7 (403)" in done.stdout
+    assert len(runner.fake.comments_on(7)) == 1

@@ -26,6 +26,7 @@ from ..errors import (
     InputError,
 )
 from ..github.client import GitHub, GitHubError
+from ..github.pulls import PullRequest
 from ..results import Results
 from . import outputs
 from .agent_run import Cancelled, Children, install_requirements, run_evals
@@ -209,13 +210,25 @@ def _compare_and_publish(
     return code
 
 
-def _fresh_pull(ctx: Context, target: Target):  # type: ignore[no-untyped-def]
-    """The PR as it is now (head, labels), or None without a PR or a token."""
+def _fresh_pull(ctx: Context, target: Target) -> PullRequest | None:
+    """The PR as it is now (head, labels), or None without a PR or a token, or when the
+    token may not read it (a job without `pull-requests: read` on a private repository:
+    then the event's labels count and the head is not re-checked, said as a warning)."""
     if target.number is None or ctx.gh is None:
         return None
     from ..github.pulls import get_pull
 
-    return get_pull(ctx.gh, ctx.repo, target.number)
+    try:
+        return get_pull(ctx.gh, ctx.repo, target.number)
+    except GitHubError as err:
+        if err.status not in (403, 404):
+            raise
+        outputs.command(
+            "warning",
+            f"cannot read PR #{target.number} ({err.status}): the head is not re-checked and "
+            "the labels are the event's; give the job `pull-requests: read`",
+        )
+        return None
 
 
 def _event_labels(event: Event) -> tuple[str, ...]:
