@@ -19,6 +19,7 @@ from fakes.github import Fault, secondary_rate_limit
 
 SCRIPTED = WORKERS / "scripted_worker.py"
 SECRETS = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GH_TOKEN")
+FILE_COMMANDS = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV")  # the action's alone
 
 
 def evalset(tmp: Path, *texts: str) -> Path:
@@ -52,17 +53,18 @@ def open_pr(runner: Runner) -> tuple[str, dict]:
 
 def test_the_agent_never_sees_the_token(runner: Runner):
     _, payload = open_pr(runner)
-    evals = evalset(runner.tmp, "env " + " ".join(SECRETS) + " GITHUB_REPOSITORY")
+    evals = evalset(runner.tmp, "env " + " ".join(SECRETS + FILE_COMMANDS) + " GITHUB_REPOSITORY")
     env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
     env["GITHUB_TOKEN"] = env["GH_TOKEN"] = TOKEN
     env["GOOGLE_API_KEY"] = "AIza-model-key-for-the-agent"
+    env["GITHUB_ENV"] = str(runner.tmp / "github_env")
     done = runner.run(env)
     assert "::add-mask::AIza-model-key-for-the-agent" in done.stdout  # the agent keeps it
     assert done.returncode == 1, done.stderr  # "ok" was expected; the probe answers otherwise
     results = json.loads((runner.out_dir / "results.json").read_text())
     answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
     seen = json.loads(answer["parts"][0]["text"])
-    assert seen == {**dict.fromkeys(SECRETS), "GITHUB_REPOSITORY": REPO}
+    assert seen == {**dict.fromkeys(SECRETS + FILE_COMMANDS), "GITHUB_REPOSITORY": REPO}
     assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr
 
 

@@ -62,8 +62,21 @@ class Children:
             self.current = None
 
 
+# The runner's file commands: the step's outputs, job summary, environment and PATH for
+# later steps. Only the action writes them; the PR's code has no business there.
+FILE_COMMANDS = (
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+
+
 def child_environment() -> dict[str, str]:
     env = scrubbed_environment(os.environ)
+    for name in FILE_COMMANDS:
+        env.pop(name, None)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
