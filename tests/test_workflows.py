@@ -31,7 +31,7 @@ NEEDS = {
     "pr": READ | PUBLISH,  # pull_request / merge_group: run, compare, publish
     "baseline": READ,  # push to main: run and write the baseline (reusing the previous one's verdicts)
     "shard": READ,  # one shard: run only; on a PR the baseline's durations balance the shards
-    "compare": READ,  # fork-safe part 1: run and compare, publish nothing
+    "compare": READ | {"pull-requests": "read"},  # fork-safe part 1: compare, publish nothing
     "comment": {"actions": "read"} | PUBLISH,  # fork-safe part 2: never checks out
     "merge": {"actions": "read"} | PUBLISH,  # shard artifacts of the run; publish
 }
