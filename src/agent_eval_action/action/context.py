@@ -1,0 +1,38 @@
+"""What every stage of an action run shares: the settings, the event, the GitHub client
+(None without a token), the output directory and the child-process runner."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..github.client import GitHub
+from .agent_run import Children
+from .event import Event
+from .settings import Settings
+
+
+@dataclass
+class Context:
+    settings: Settings
+    event: Event
+    gh: GitHub | None
+    out_dir: Path
+    children: Children
+
+    @property
+    def repo(self) -> str:
+        if self.settings.github.repository is None:
+            raise InputError("GITHUB_REPOSITORY is not set: is this running in GitHub Actions?")
+        return self.settings.github.repository
+
+    def require_gh(self, why: str) -> GitHub:
+        if self.gh is None:
+            raise InputError(f"input github-token: {why} needs a token")
+        return self.gh
+
+    @property
+    def default_branch(self) -> str:
+        branch = self.settings.baseline_branch or getattr(self.event, "default_branch", None)
+        return branch or "main"

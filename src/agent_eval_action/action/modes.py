@@ -1,0 +1,249 @@
+"""The modes (DESIGN.md §5): what the action does for each event, wired from the stages.
+
+`mode: comment` never runs or imports project code: it reads a finished PR run's artifact.
+"""
+
+from __future__ import annotations
+
+from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InfrastructureError, InputError
+from ..results import Results
+from . import outputs
+from .baseline_source import BaselineQuery, ChosenBaseline, choose_baseline
+from .context import Context
+from .event import (
+    MergeGroupEvent,
+    Mode,
+    PullRequestEvent,
+    PushEvent,
+    WorkflowDispatchEvent,
+    WorkflowRunEvent,
+)
+from .pr_record import FILE_NAME as PR_FILE
+from .pr_record import PrRecord
+from .publish import Target
+from .stages import compare_and_publish, record_only, run_suite
+
+SHARD_ARTIFACT = "{name}-shard-"  # shard jobs upload `<baseline-artifact>-shard-<I>`
+
+
+def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
+    """The PR (or merge group) under test, and where its baseline is."""
+    workflow = ctx.settings.baseline_workflow or ctx.settings.github.workflow_file
+    branch = ctx.default_branch
+    match ctx.event:
+        case PullRequestEvent() as pr:
+            target = Target(pr.number, pr.head_sha)
+            return target, BaselineQuery(pr.base_sha, pr.head_sha, branch, workflow)
+        case MergeGroupEvent() as group:
+            # the merge group's commit is the base plus the queued PRs: its base is the baseline
+            target = Target(None, group.head_sha)
+            return target, BaselineQuery(group.base_sha, None, branch, workflow)
+        case WorkflowDispatchEvent(pr_number=int() as number):
+            from ..github.pulls import get_pull
+
+            pull = get_pull(ctx.require_gh("comparing with a PR's base"), ctx.repo, number)
+            target = Target(number, pull.head_sha)
+            return target, BaselineQuery(pull.base_sha, pull.head_sha, branch, workflow)
+    sha = ctx.settings.github.sha
+    if sha is None:
+        return Target(None, None), None
+    # a push or a dispatch without a PR: compare with the nearest older baseline
+    return Target(None, None), BaselineQuery(sha, None, branch, workflow)
+
+
+def _write_pr_record(ctx: Context, target: Target, query: BaselineQuery | None) -> None:
+    if target.number is not None and target.head_sha is not None:
+        base = query.start_sha if query else None
+        PrRecord(target.number, target.head_sha, base).write(ctx.out_dir)
+
+
+def mode_pr(ctx: Context, *, post: bool = True) -> int:
+    target, query = _pr_target(ctx)
+    _write_pr_record(ctx, target, query)
+    baseline = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
+    if baseline.results is not None:
+        print(f"baseline: {baseline.relation} ({baseline.path})")
+    else:
+        print(f"no baseline: {baseline.reason}")
+    run_code, results = run_suite(ctx, baseline)
+    if ctx.settings.shard is not None:
+        return record_only(ctx, results, EXIT_PASS if run_code != EXIT_INFRASTRUCTURE else run_code)
+    return compare_and_publish(ctx, results, baseline, target, run_code, post=post)
+
+
+def mode_baseline(ctx: Context) -> int:
+    """A push to the default branch: run, and write the results that become the baseline.
+    The previous baseline, when there is one, lends its judge verdicts of unchanged answers
+    (no new judge calls for them) and its case durations; nothing is gated on it."""
+    run_code, results = run_suite(ctx, _previous_baseline(ctx), gate=False)
+    if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
+        _store_on_data_branch(ctx, results)
+    code = EXIT_INFRASTRUCTURE if run_code == EXIT_INFRASTRUCTURE else EXIT_PASS
+    record_only(ctx, results, code)
+    if code == EXIT_PASS:
+        print(f"baseline results written to {ctx.out_dir / 'results.json'} (upload them)")
+    return code
+
+
+def _previous_baseline(ctx: Context) -> ChosenBaseline | None:
+    """The nearest older baseline of this commit; any trouble finding it is only a warning."""
+    sha = ctx.settings.github.sha
+    if sha is None or ctx.settings.baseline.kind in ("none", "path"):
+        return None
+    workflow = ctx.settings.baseline_workflow or ctx.settings.github.workflow_file
+    query = BaselineQuery(sha, None, ctx.default_branch, workflow)
+    try:
+        found = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
+    except InfrastructureError as err:
+        outputs.command("warning", f"previous baseline not fetched ({err}); judging afresh")
+        return None
+    if found.results is None:
+        print(f"no previous baseline to reuse verdicts from: {found.reason}")
+        return None
+    print(f"reusing judge verdicts and durations from {found.relation}")
+    return found
+
+
+def _store_on_data_branch(ctx: Context, results: Results) -> None:
+    from ..github.databranch import DATA_BRANCH, DataBranchError, store_results
+
+    sha = results.source.sha or ctx.settings.github.sha
+    if sha is None:
+        raise InputError("GITHUB_SHA is not set: cannot store the baseline by commit")
+    gh = ctx.require_gh("storing the baseline on a branch")
+    data = (ctx.out_dir / "results.json").read_bytes()
+    try:
+        store_results(gh, ctx.repo, data_branch=DATA_BRANCH, sha=sha, data=data)
+    except DataBranchError as err:
+        raise InfrastructureError(f"the baseline was not stored on {DATA_BRANCH}: {err}") from None
+    print(f"baseline results stored on the {DATA_BRANCH} branch for {sha[:12]}")
+
+
+def mode_run(ctx: Context) -> int:
+    run_code, results = run_suite(ctx, None)
+    return record_only(ctx, results, run_code)
+
+
+def mode_comment(ctx: Context) -> int:
+    """Fork-safe publishing from a `workflow_run`: the PR run's artifact, checked, posted."""
+    from ..compare.loading import load_results
+    from ..github.pulls import get_pull
+    from . import pr_record
+    from .run_artifacts import run_artifact_files
+
+    event = ctx.event
+    if not isinstance(event, WorkflowRunEvent):
+        raise InputError("mode comment runs on the workflow_run event of the PR workflow")
+    if not event.of_pull_request:
+        print(f"the triggering run was a {event.event} run, not a pull request: nothing to post")
+        return EXIT_PASS
+    if event.conclusion not in ("success", "failure"):
+        print(f"the PR run ended {event.conclusion}: nothing to post")
+        return EXIT_PASS
+    gh = ctx.require_gh("mode comment")
+    name = ctx.settings.baseline_artifact
+    found = run_artifact_files(
+        gh, ctx.repo, event.id, lambda n: n == name, {"results.json", PR_FILE}
+    )
+    if not found or "results.json" not in found[0].files:
+        raise InfrastructureError(
+            f"run {event.id} has no artifact {name} with results.json: nothing to post"
+        )
+    files = found[0].files
+    source = f"artifact {name} of run {event.id}"
+    if PR_FILE in files:
+        record = pr_record.parse(files[PR_FILE], source)
+    elif len(event.pull_requests) == 1:
+        record = PrRecord(event.pull_requests[0], event.head_sha)
+    else:
+        raise InputError(f"{PR_FILE} is missing: cannot tell which PR to post to", source)
+    if record.head_sha != event.head_sha:
+        raise InputError(
+            f"{PR_FILE} names head {record.head_sha[:12]}, but the run was for "
+            f"{event.head_sha[:12]}",
+            source,
+        )
+    pull = get_pull(gh, ctx.repo, record.number)
+    if pull.head_sha != event.head_sha:
+        print(
+            f"PR #{pull.number}'s head is {pull.head_sha[:12]}, not {event.head_sha[:12]} "
+            "(moved on, or not this run's PR): posting nothing"
+        )
+        return EXIT_PASS
+    pr_dir = ctx.out_dir / "pr-run"
+    pr_dir.mkdir(parents=True, exist_ok=True)
+    (pr_dir / "results.json").write_bytes(files["results.json"])
+    try:
+        results = load_results(str(pr_dir / "results.json"))
+    except InputError as err:
+        raise InputError(f"{source}: {err}") from None
+    (ctx.out_dir / "results.json").write_bytes(files["results.json"])
+    workflow = ctx.settings.baseline_workflow or (
+        event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
+    )
+    query = BaselineQuery(pull.base_sha, pull.head_sha, ctx.default_branch, workflow)
+    baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
+    return compare_and_publish(ctx, results, baseline, Target(pull.number, pull.head_sha))
+
+
+def mode_merge(ctx: Context) -> int:
+    """The shards of this run, from their artifacts, merged; then as the event asks."""
+    from ..compare.loading import load_results
+    from ..compare.merge import merge
+    from .run_artifacts import run_artifact_files
+
+    gh = ctx.require_gh("mode merge")
+    run_id = ctx.settings.github.run_id
+    if run_id is None:
+        raise InputError("GITHUB_RUN_ID is not set: mode merge reads this run's artifacts")
+    prefix = SHARD_ARTIFACT.format(name=ctx.settings.baseline_artifact)
+    found = run_artifact_files(
+        gh, ctx.repo, run_id, lambda n: n.startswith(prefix), {"results.json"}
+    )
+    shard_dir = ctx.out_dir / "shards"
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    shards = []
+    for artifact in found:
+        if "results.json" not in artifact.files:
+            raise InfrastructureError(f"artifact {artifact.name} has no results.json")
+        path = shard_dir / f"{artifact.name}.json"
+        path.write_bytes(artifact.files["results.json"])
+        shards.append((artifact.name, load_results(str(path))))
+    if not shards:
+        raise InfrastructureError(
+            f"no shard artifacts named {prefix}<I> in run {run_id}: did the shard jobs upload them?"
+        )
+    merged = merge(shards)  # a missing shard is InfrastructureError (exit 3)
+    merged.write(ctx.out_dir / "results.json")
+    if merged.partial:
+        raise InfrastructureError("a shard was cancelled: its results are partial (kept)")
+    print(f"merged {len(shards)} shards, {len(merged.cases)} cases")
+    if isinstance(ctx.event, PushEvent) and ctx.event.to_default_branch:
+        if ctx.settings.baseline.kind == "branch":
+            _store_on_data_branch(ctx, merged)
+        return record_only(ctx, merged, EXIT_PASS)
+    target, query = _pr_target(ctx)
+    _write_pr_record(ctx, target, query)
+    baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
+    return compare_and_publish(ctx, merged, baseline, target)
+
+
+def mode_ignore(ctx: Context) -> int:
+    print("nothing to do for this event")
+    return EXIT_PASS
+
+
+def mode_compare(ctx: Context) -> int:
+    """As on a PR, but posting nothing: for a job whose token cannot write (fork-safe part 1)."""
+    return mode_pr(ctx, post=False)
+
+
+MODES = {
+    Mode.PR: mode_pr,
+    Mode.COMPARE: mode_compare,
+    Mode.BASELINE: mode_baseline,
+    Mode.RUN: mode_run,
+    Mode.COMMENT: mode_comment,
+    Mode.MERGE: mode_merge,
+    Mode.IGNORE: mode_ignore,
+}

@@ -1,0 +1,156 @@
+"""The stages a mode is made of: run the evals (in a child process), compare with the
+baseline and publish, or only record the results (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+from ..errors import (
+    EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
+    EXIT_INFRASTRUCTURE,
+    EXIT_PASS,
+    InfrastructureError,
+    InputError,
+)
+from ..github.client import GitHubError
+from ..github.pulls import PullRequest
+from ..results import Results
+from . import outputs
+from .agent_run import Cancelled, install_requirements, run_evals
+from .baseline_source import ChosenBaseline
+from .context import Context
+from .event import Event, PullRequestEvent
+from .publish import Target, output_values, publish, report_options, write_reports
+
+
+def run_suite(
+    ctx: Context, baseline: ChosenBaseline | None, *, gate: bool = True
+) -> tuple[int, Results]:
+    """Install the agent's requirements and run the evals; (run's exit code, Results)."""
+    from ..compare.loading import load_results
+
+    install_requirements(ctx.settings, ctx.children)
+    outputs.group("run the evals")
+    try:
+        outcome = run_evals(
+            ctx.settings,
+            ctx.children,
+            ctx.out_dir,
+            baseline.path if baseline else None,
+            baseline.history if baseline else (),
+            gate=gate,
+        )
+    finally:
+        outputs.endgroup()
+    if outcome.code == EXIT_BAD_INPUT:
+        raise InputError("the eval run stopped on bad input (its error is above)")
+    if not outcome.results_path.exists():
+        raise InfrastructureError(f"the eval run wrote no results (exit {outcome.code})")
+    results = load_results(str(outcome.results_path))
+    if results.partial or ctx.children.cancelled:
+        raise Cancelled("the run was cancelled")
+    return outcome.code, results
+
+
+def compare_and_publish(
+    ctx: Context,
+    results: Results,
+    baseline: ChosenBaseline,
+    target: Target,
+    run_code: int = EXIT_PASS,
+    *,
+    post: bool = True,
+) -> int:
+    """Compare with the baseline, write the reports, publish (unless `post` is False: the
+    fork-safe companion job posts them), set the outputs."""
+    from ..compare import compare, flaky_in_history, gate_options, load_baseline
+
+    settings = ctx.settings
+    pull = _fresh_pull(ctx, target)
+    outdated = pull is not None and pull.head_sha != target.head_sha
+    labels = pull.labels if pull is not None else _event_labels(ctx.event)
+    fail_on, min_delta = gate_options(",".join(settings.fail_on), settings.min_delta)
+    history = [b for b, _ in map(load_baseline, map(str, baseline.history)) if b is not None]
+    known = [*history, *([baseline.results] if baseline.results else [])]
+    diff = compare(
+        results,
+        baseline.results,
+        fail_on=fail_on,
+        min_delta=min_delta,
+        known_flaky=flaky_in_history(known),
+        no_baseline_reason=baseline.reason,
+        accepted=settings.accept_label in labels,
+    )
+    if baseline.results is None:
+        outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
+    options = report_options(settings, baseline.relation)
+    comment, summary = write_reports(ctx.out_dir, diff, results, options)
+    outputs.append_summary(settings.github.step_summary, summary)
+    code = EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
+    if run_code == EXIT_INFRASTRUCTURE and not diff.verdict.passed:
+        code = EXIT_INFRASTRUCTURE  # a Gemini outage, not the PR, kept the gate from a verdict
+    comment_url = None
+    if not post:
+        print("mode compare: nothing posted; the report is in the job summary and output-dir")
+    elif outdated:
+        assert pull is not None
+        print(
+            f"PR #{pull.number} has moved on to {pull.head_sha[:12]}; this run was for "
+            f"{str(target.head_sha)[:12]}: posting nothing (the newer run reports)"
+        )
+    else:
+        published = publish(
+            ctx.gh, settings, target, diff, results, comment, options, code != EXIT_PASS
+        )
+        comment_url = published.comment_url
+    why = "; ".join(diff.verdict.reasons) or "nothing regressed"
+    print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
+    values = output_values(
+        diff,
+        results,
+        settings,
+        ctx.out_dir,
+        passed=code == EXIT_PASS,
+        comment_url=comment_url,
+        baseline_sha=baseline.sha,
+    )
+    outputs.write_outputs(settings.github.output, values)
+    return code
+
+
+def _fresh_pull(ctx: Context, target: Target) -> PullRequest | None:
+    """The PR as it is now (head, labels), or None without a PR or a token, or when the
+    token may not read it (a job without `pull-requests: read` on a private repository:
+    then the event's labels count and the head is not re-checked, said as a warning)."""
+    if target.number is None or ctx.gh is None:
+        return None
+    from ..github.pulls import get_pull
+
+    try:
+        return get_pull(ctx.gh, ctx.repo, target.number)
+    except GitHubError as err:
+        if err.status not in (403, 404):
+            raise
+        outputs.command(
+            "warning",
+            f"cannot read PR #{target.number} ({err.status}): the head is not re-checked and "
+            "the labels are the event's; give the job `pull-requests: read`",
+        )
+        return None
+
+
+def _event_labels(event: Event) -> tuple[str, ...]:
+    return event.labels if isinstance(event, PullRequestEvent) else ()
+
+
+def record_only(ctx: Context, results: Results, run_code: int) -> int:
+    """Results written for upload (baseline, shard, plain run): summary and outputs."""
+    from ..compare import compare
+
+    reason = "this run records results; it is not compared"
+    diff = compare(results, None, no_baseline_reason=reason)
+    options = report_options(ctx.settings, None)
+    _, summary = write_reports(ctx.out_dir, diff, results, options)
+    outputs.append_summary(ctx.settings.github.step_summary, summary)
+    values = output_values(diff, results, ctx.settings, ctx.out_dir, passed=run_code == EXIT_PASS)
+    outputs.write_outputs(ctx.settings.github.output, values)
+    return run_code
