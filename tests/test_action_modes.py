@@ -165,3 +165,25 @@ def test_a_missing_requirements_file_is_bad_input(runner: Runner, tmp_path: Path
         f"error: {tmp_path / 'nope.txt'}: input requirements: no such file"
     ]
     assert not (runner.out_dir / "results.json").exists()
+
+
+def test_the_adk_example_through_the_action(runner: Runner):
+    """The flagship ADK agent (examples/customer_support), run in-process by the child `run`,
+    as the dogfood workflow runs it: a push records it; a PR with the same agent passes."""
+    fake = runner.fake
+    main = fake.linear_history(2)
+    inputs = {"agent": "examples/customer_support", "evals": "examples/customer_support/evals"}
+    inputs["command"] = ""
+    done = runner.run(push_env(runner, main[0], baseline="branch", **inputs))
+    assert done.returncode == 0, done.stderr
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert results["run_config"]["runner"] == "adk" and len(results["cases"]) == 6
+    head = fake.linear_history(1, parent=main[1], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[1])
+    runner.out_dir = runner.tmp / "pr-out"
+    payload = pr_payload(7, head, main[1])
+    done = runner.run(runner.env("pull_request", payload, baseline="branch", **inputs))
+    assert done.returncode == 0, done.stderr  # the case failing on purpose fails on both sides
+    out = runner.outputs()
+    assert out["verdict"] == "pass" and out["baseline-sha"] == main[0]
+    assert "still failing" in fake.comments_on(7)[0]["body"].lower()
