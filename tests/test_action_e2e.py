@@ -267,3 +267,18 @@ def test_bad_input_is_one_line_and_exit_2(runner: Runner):
     ]
     assert runner.fake.log == []
     assert not (runner.out_dir / "results.json").exists()
+
+
+def test_comment_false_check_name_and_fail_on_never(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    inputs = {"comment": "false", "check-name": "evals/support", "fail-on": "never"}
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3]), **inputs))
+    assert done.returncode == 0, done.stderr  # reported, never failing the job
+    assert fake.comments == {} and not fake.calls("list_comments")
+    (check,) = fake.check_runs.values()
+    assert check["name"] == "evals/support" and check["conclusion"] == "success"
+    out = runner.outputs()
+    assert out["verdict"] == "pass" and out["regressions"] == "1"
+    assert "<!-- agent-eval-action:evals/support -->" in (runner.out_dir / "report.md").read_text()
