@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from action_harness import (
+    EVALS,
     REPO,
     TOKEN,
     Runner,
@@ -21,6 +22,7 @@ from action_harness import (
     repository,
     zipped,
 )
+from conftest import ROOT
 
 
 def test_pr_with_a_regression_posts_one_comment_a_failing_check_and_outputs(
@@ -282,3 +284,18 @@ def test_comment_false_check_name_and_fail_on_never(runner: Runner, baseline_res
     out = runner.outputs()
     assert out["verdict"] == "pass" and out["regressions"] == "1"
     assert "<!-- agent-eval-action:evals/support -->" in (runner.out_dir / "report.md").read_text()
+
+
+def test_eval_files_given_by_absolute_path_annotate_repository_paths(
+    runner: Runner, baseline_results: bytes
+):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    env = runner.env("pull_request", pr_payload(7, head, main[3]), evals=str(ROOT / EVALS))
+    env["GITHUB_WORKSPACE"] = str(ROOT)
+    done = runner.run(env)
+    assert done.returncode == 1, done.stderr
+    (check,) = fake.check_runs.values()
+    (annotation,) = check["_annotations"]
+    assert annotation["path"] == "examples/evals/support.evalset.json"

@@ -16,7 +16,7 @@ from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
 from ..github.comments import upsert_sticky
 from ..report import markdown
-from ..report.check import check_output, workflow_commands
+from ..report.check import CheckOutput, check_output, workflow_commands
 from ..results import Results, Status
 from . import outputs
 from .settings import Settings
@@ -104,7 +104,7 @@ def publish(
                 name=settings.check_name,
                 head_sha=target.head_sha,
                 conclusion="failure" if conclusion_failed else "success",
-                output=check_output(diff, results, options),
+                output=_repo_relative(check_output(diff, results, options), settings),
                 details_url=run_url,
             )
             published.check_url = check.get("html_url")
@@ -112,6 +112,17 @@ def publish(
             _warn("create the check run", err)
             _fallback_annotations(diff)
     return published
+
+
+def _repo_relative(output: CheckOutput, settings: Settings) -> CheckOutput:
+    """Annotation paths as the Checks API wants them: relative to the repository root (an
+    eval file given by absolute path lies below the workspace, the checkout)."""
+    workspace = Path(settings.github.workspace or Path.cwd()).resolve()
+    for annotation in output.annotations:
+        path = Path(annotation["path"])
+        if path.is_absolute() and path.resolve().is_relative_to(workspace):
+            annotation["path"] = path.resolve().relative_to(workspace).as_posix()
+    return output
 
 
 def _fallback_annotations(diff: Diff) -> None:
