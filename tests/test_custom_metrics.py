@@ -130,3 +130,45 @@ def test_custom_metric_mixed_with_builtins(write):
     case = results.cases[0]
     assert case.metrics["tool_trajectory_avg_score"].score == 1.0
     assert case.metrics["short_answers"].status == "failed" and case.status == "failed"
+
+
+EVENTS_METRIC = textwrap.dedent(
+    '''
+    from google.adk.evaluation.eval_case import InvocationEvents, get_all_tool_calls
+
+
+    def saw_events(eval_metric, actual, expected, scenario):
+        """1.0 when every actual turn carries ADK's recorded events and app details."""
+        ok = all(
+            isinstance(i.intermediate_data, InvocationEvents)
+            and i.intermediate_data.invocation_events
+            and i.app_details is not None
+            for i in actual
+        )
+        calls = [c.name for i in actual for c in get_all_tool_calls(i.intermediate_data)]
+        return 1.0 if ok and "lookup_order" in calls else 0.0
+    '''
+)
+
+
+def test_with_an_adk_runner_custom_metrics_get_the_recorded_events(write):
+    """As ADK's own inference gives them: intermediate data as the turn's events."""
+    from conftest import ROOT
+
+    write("events_metric.py", EVENTS_METRIC)
+    write(
+        "config.json",
+        {
+            "criteria": {"saw_events": 1.0},
+            "custom_metrics": {"saw_events": {"code_config": {"name": "events_metric.saw_events"}}},
+        },
+    )
+    evals = ROOT / "examples/customer_support/evals/refund_flow.evalset.json"
+    agent = ROOT / "examples/customer_support"
+    code = main(
+        ["run", f"{evals}:damaged_item_refund", "--agent", str(agent), "--config", "config.json"]
+    )
+    results = Results.model_validate_json(Path("results.json").read_text())
+    metric = results.cases[0].metrics["saw_events"]
+    assert (metric.score, metric.status) == (1.0, "passed"), metric
+    assert code == 0

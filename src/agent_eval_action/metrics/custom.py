@@ -18,7 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from ..evalset.models import IntermediateData, Invocation
+from ..evalset.models import IntermediateData, Invocation, InvocationEvents
 from .registry import Axis, Metric, RunScore
 
 if TYPE_CHECKING:
@@ -46,18 +46,26 @@ def import_function(path: str) -> Callable[..., Any]:
 def actual_invocations(
     expected: Sequence[Invocation], actual: Sequence[ActualTurn]
 ) -> list[Invocation]:
-    """The agent's turns in the shape of ADK's Invocation (one per expected turn)."""
+    """The agent's turns in the shape of ADK's Invocation (one per expected turn). Where an
+    ADK runner recorded the turn's events, they are its intermediate data and its app
+    details come along, as ADK's own inference gives them to a metric; otherwise (the
+    command runner) the tool calls and responses are, in the hand-written form."""
     return [
         Invocation(
             invocation_id=want.invocation_id,
             user_content=want.user_content,
             final_response=turn.final_response,
-            intermediate_data=IntermediateData(
-                tool_uses=turn.tool_uses, tool_responses=turn.tool_responses
-            ),
+            intermediate_data=_intermediate(turn),
+            app_details=turn.app_details,
         )
         for want, turn in zip(expected, actual, strict=True)
     ]
+
+
+def _intermediate(turn: ActualTurn) -> IntermediateData | InvocationEvents:
+    if turn.invocation_events is not None:
+        return InvocationEvents(invocation_events=turn.invocation_events)
+    return IntermediateData(tool_uses=turn.tool_uses, tool_responses=turn.tool_responses)
 
 
 def _adk_arguments(name: str, criterion: Criterion, invocations: list[list[Invocation]]) -> tuple:
