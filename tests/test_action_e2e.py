@@ -269,6 +269,9 @@ def test_bad_input_is_one_line_and_exit_2(runner: Runner):
     ]
     assert runner.fake.log == []
     assert not (runner.out_dir / "results.json").exists()
+    summary = runner.summary.read_text(encoding="utf-8")
+    assert summary.startswith("### ❌ agent-eval: bad input (exit 2)")
+    assert "input num-runs: must be a whole number" in summary
 
 
 def test_comment_false_check_name_and_fail_on_never(runner: Runner, baseline_results: bytes):

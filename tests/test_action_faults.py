@@ -101,6 +101,7 @@ def test_github_down_while_fetching_the_baseline_is_exit_3_not_a_pass(runner: Ru
     assert done.returncode == 3, done.stderr
     assert "cannot fetch the baseline" in done.stderr and "Traceback" not in done.stderr
     assert runner.fake.comments == {}
+    assert "agent-eval: no verdict (exit 3)" in runner.summary.read_text(encoding="utf-8")
 
 
 def test_rate_limited_comment_is_waited_out_and_posted_once(runner: Runner):

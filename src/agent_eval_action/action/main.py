@@ -18,12 +18,13 @@ from pathlib import Path
 
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
 from ..github.client import GitHub, GitHubError
+from ..report import escape
 from . import outputs
 from .agent_run import Cancelled, Children
 from .context import Context
 from .event import load_event, select_mode
 from .modes import MODES
-from .settings import parse_settings
+from .settings import GitHubEnv, parse_settings
 
 MODEL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the agent's and the judge's: masked in logs
 
@@ -50,15 +51,25 @@ def main(env: Mapping[str, str] | None = None) -> int:
         print(f"agent-eval-action: {mode.value} mode for the {settings.github.event_name} event")
         return MODES[mode](context)
     except InputError as err:
-        return _fail(EXIT_BAD_INPUT, str(err))
+        return _fail(EXIT_BAD_INPUT, str(err), environ)
     except Cancelled:
-        return _fail(EXIT_INFRASTRUCTURE, "cancelled (SIGTERM/SIGINT); what was written is kept")
+        message = "cancelled (SIGTERM/SIGINT); what was written is kept"
+        return _fail(EXIT_INFRASTRUCTURE, message, environ)
     except (InfrastructureError, GitHubError) as err:
-        return _fail(EXIT_INFRASTRUCTURE, str(err))
+        return _fail(EXIT_INFRASTRUCTURE, str(err), environ)
 
 
-def _fail(code: int, message: str) -> int:
+def _fail(code: int, message: str, environ: Mapping[str, str]) -> int:
+    """Say why in the log (one line), as an error annotation, and in the job summary."""
     line = message.splitlines()[0] if message else "failed"
     outputs.command("error", line)
     print(f"error: {line}", file=sys.stderr)
+    try:
+        summary = GitHubEnv.from_env(environ).step_summary
+    except InputError:
+        summary = None
+    what = "bad input" if code == EXIT_BAD_INPUT else "no verdict"
+    outputs.append_summary(
+        summary, f"### ❌ agent-eval: {what} (exit {code})\n\n{escape.code(line)}"
+    )
     return code
