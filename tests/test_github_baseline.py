@@ -240,6 +240,7 @@ def test_history_baselines_are_collected(gh: GitHub, github_fake, graph, tmp_pat
     assert isinstance(found, BaselineFound) and found.sha == main[5]
     assert found.history == [tmp_path / "baseline" / f"history-{n}.json" for n in (1, 2)]
     assert [loaded_sha(p) for p in found.history] == [main[4], main[2]]
+    assert [r.source.sha for r in found.older] == [main[4], main[2]]  # loaded once, kept
     assert len(github_fake.calls("list_run_artifacts")) == 3  # stopped once it had enough
 
 

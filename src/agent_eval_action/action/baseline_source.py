@@ -41,25 +41,20 @@ class ChosenBaseline:
     sha: str | None = None
     relation: str | None = None  # e.g. "the merge-base abc1234", for the report
     reason: str | None = None  # why there is none
-    history: list[Path] = field(default_factory=list)
+    history: list[Path] = field(default_factory=list)  # older baselines, for `run --history`
+    older: list[Results] = field(default_factory=list)  # the same, loaded
 
 
 def _none(reason: str) -> ChosenBaseline:
     return ChosenBaseline(results=None, reason=reason)
 
 
-def _from_file(
-    path: Path, relation: str | None, sha: str | None = None, history: list[Path] | None = None
-) -> ChosenBaseline:
+def _from_file(path: Path) -> ChosenBaseline:
     results, reason = load_baseline(str(path))
     if results is None:
         return _none(reason or "the baseline is unusable")
     return ChosenBaseline(
-        results=results,
-        path=path,
-        sha=sha or results.source.sha,
-        relation=relation,
-        history=history or [],
+        results=results, path=path, sha=results.source.sha, relation=f"the file {path}"
     )
 
 
@@ -71,7 +66,7 @@ def choose_baseline(
         return _none("the baseline input is none")
     if kind == "path":
         path = Path(str(settings.baseline.path))
-        return _from_file(path, f"the file {path}")
+        return _from_file(path)
     if gh is None:
         return _none(f"no github-token to read the baseline {kind} with")
     if query is None:
@@ -112,4 +107,12 @@ def choose_baseline(
 
     if isinstance(found, NoBaseline):
         return _none(found.reason)
-    return _from_file(found.path, found.relation, found.sha, list(found.history))
+    # found's Results were loaded when they were checked: not read again here
+    return ChosenBaseline(
+        results=found.results,
+        path=found.path,
+        sha=found.sha,
+        relation=found.relation,
+        history=found.history,
+        older=found.older,
+    )

@@ -62,15 +62,14 @@ def compare_and_publish(
 ) -> int:
     """Compare with the baseline, write the reports, publish (unless `post` is False: the
     fork-safe companion job posts them), set the outputs."""
-    from ..compare import compare, flaky_in_history, gate_options, load_baseline
+    from ..compare import compare, flaky_in_history, gate_options
 
     settings = ctx.settings
     pull = _fresh_pull(ctx, target)
     outdated = pull is not None and pull.head_sha != target.head_sha
     labels = pull.labels if pull is not None else _event_labels(ctx.event)
     fail_on, min_delta = gate_options(",".join(settings.fail_on), settings.min_delta)
-    history = [b for b, _ in map(load_baseline, map(str, baseline.history)) if b is not None]
-    known = [*history, *([baseline.results] if baseline.results else [])]
+    known = [*baseline.older, *([baseline.results] if baseline.results else [])]
     diff = compare(
         results,
         baseline.results,

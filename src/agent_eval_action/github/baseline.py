@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..compare.loading import load_baseline
+from ..results import Results
 from . import artifacts, commits
 from .client import ArtifactExpired, GitHub, GitHubError
 
@@ -42,16 +43,18 @@ def cannot_see(exc: GitHubError) -> bool:
 
 @dataclass(frozen=True)
 class BaselineFound:
-    """A usable baseline written to `path`, and where it came from."""
+    """A usable baseline written to `path` (and loaded: `results`), and where it came from."""
 
     path: Path
     sha: str
     relation: str  # for reports: "the merge-base abc1234", "abc1234, 3 commits before …"
+    results: Results
     distance: int = 0  # commits before the merge-base (or start commit)
     run_id: int | None = None
     run_url: str | None = None
     artifact_id: int | None = None
     history: list[Path] = field(default_factory=list)  # older baselines, nearest first
+    older: list[Results] = field(default_factory=list)  # those, loaded
 
 
 @dataclass(frozen=True)
@@ -92,10 +95,9 @@ def baseline_path(dest: Path, n: int = 0) -> Path:
     return dest / (RESULTS_NAME if n == 0 else f"history-{n}.json")
 
 
-def install(data: bytes, path: Path, what: str) -> str | None:
-    """Write candidate Results to `path` and check they load as a usable baseline.
-
-    Returns why they are unusable (the file is then removed), or None."""
+def install(data: bytes, path: Path, what: str) -> tuple[Results | None, str | None]:
+    """Write candidate Results to `path` and load them as a baseline: (the Results, None),
+    or (None, why they are unusable), the file then removed."""
     write_atomically(path, data)
     results, why = load_baseline(str(path))
     if results is None:
@@ -104,8 +106,20 @@ def install(data: bytes, path: Path, what: str) -> str | None:
         why = "the Results are partial (that run was cut short)"
     if why is not None:
         path.unlink(missing_ok=True)
-        return f"{what}: {why}"
-    return None
+        return None, f"{what}: {why}"
+    return results, None
+
+
+def none_found(
+    anchor: str, pull: bool, chain: list[str], skipped: list[str], otherwise: str
+) -> NoBaseline:
+    """Why the walk found nothing: the candidates it skipped, else `otherwise` (which ends
+    with the commits it looked at)."""
+    where = f"the merge-base {short(anchor)}" if pull else short(anchor)
+    scope = f"{where} or its {len(chain) - 1} nearest ancestors" if len(chain) > 1 else where
+    if skipped:
+        return NoBaseline(f"no usable baseline for {scope}: {summarise(skipped)}")
+    return NoBaseline(otherwise.format(scope=scope))
 
 
 def start_of_walk(
@@ -317,8 +331,8 @@ def find_artifact_baseline(
     if not runs:
         return NoBaseline(f"no successful push run of {of_workflow} on {branch} {window}")
     candidates = _Candidates(gh, repo, artifact_name)
-    found: tuple[int, str, dict[str, Any], dict[str, Any]] | None = None
-    older: list[Path] = []
+    found: tuple[int, str, dict[str, Any], dict[str, Any], Results] | None = None
+    older: list[tuple[Path, Results]] = []
     for distance, sha in enumerate(chain):
         if (found is not None and len(older) >= history) or (
             candidates.downloads >= MAX_CANDIDATES
@@ -338,25 +352,24 @@ def find_artifact_baseline(
                 continue
             path = baseline_path(dest, 0 if found is None else len(older) + 1)
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
-            unusable = install(data, path, what)
-            if unusable is not None:
-                candidates.skipped.append(unusable)
+            results, unusable = install(data, path, what)
+            if results is None:
+                candidates.skipped.append(str(unusable))
                 continue
             if found is None:
-                found = (distance, sha, run, artifact)
+                found = (distance, sha, run, artifact, results)
             else:
-                older.append(path)
+                older.append((path, results))
             break  # one baseline per commit
     if found is not None:
-        distance, sha, run, artifact = found
+        distance, sha, run, artifact, results = found
         return BaselineFound(
-            path=baseline_path(dest), sha=sha, distance=distance,
+            path=baseline_path(dest), sha=sha, distance=distance, results=results,
             relation=describe(sha, anchor, distance, pull=pull, what="an artifact"),
             run_id=run["id"], run_url=run.get("html_url"), artifact_id=artifact["id"],
-            history=older,
+            history=[p for p, _ in older], older=[r for _, r in older],
         )  # fmt: skip
-    where = f"the merge-base {short(anchor)}" if pull else short(anchor)
-    scope = f"{where} or its {len(chain) - 1} nearest ancestors" if len(chain) > 1 else where
-    if candidates.skipped:
-        return NoBaseline(f"no usable baseline for {scope}: {summarise(candidates.skipped)}")
-    return NoBaseline(f"no successful push run of {of_workflow} on {branch} for {scope} {window}")
+    return none_found(
+        anchor, pull, chain, candidates.skipped,
+        f"no successful push run of {of_workflow} on {branch} for {{scope}} {window}",
+    )  # fmt: skip

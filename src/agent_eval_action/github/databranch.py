@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..results import Results
 from .baseline import (
     HISTORY,
     MAX_CANDIDATES,
@@ -33,8 +34,8 @@ from .baseline import (
     commits_to_try,
     describe,
     install,
+    none_found,
     short,
-    summarise,
 )
 from .client import GitHub, GitHubError
 
@@ -236,8 +237,8 @@ def find_branch_baseline(
     anchor, chain = walk_from
     pull = head_sha is not None
     skipped: list[str] = []
-    found: tuple[int, str] | None = None
-    older: list[Path] = []
+    found: tuple[int, str, Results] | None = None
+    older: list[tuple[Path, Results]] = []
     tries = 0
     for distance, sha in enumerate(chain):
         entry = stored.get(f"{sha}.json")
@@ -262,24 +263,24 @@ def find_branch_baseline(
             skipped.append(f"{what} is not valid base64")
             continue
         path = baseline_path(dest, 0 if found is None else len(older) + 1)
-        unusable = install(data, path, what)
-        if unusable is not None:
-            skipped.append(unusable)
+        results, unusable = install(data, path, what)
+        if results is None:
+            skipped.append(str(unusable))
         elif found is None:
-            found = (distance, sha)
+            found = (distance, sha, results)
         else:
-            older.append(path)
+            older.append((path, results))
     if found is not None:
-        distance, sha = found
+        distance, sha, results = found
         return BaselineFound(
             path=baseline_path(dest),
             sha=sha,
             distance=distance,
+            results=results,
             relation=describe(sha, anchor, distance, pull=pull, what="stored results"),
-            history=older,
+            history=[p for p, _ in older],
+            older=[r for _, r in older],
         )
-    where = f"the merge-base {short(anchor)}" if pull else short(anchor)
-    scope = f"{where} or its {len(chain) - 1} nearest ancestors" if len(chain) > 1 else where
-    if skipped:
-        return NoBaseline(f"no usable baseline for {scope}: {summarise(skipped)}")
-    return NoBaseline(f"the data branch {data_branch} has no results for {scope}")
+    return none_found(
+        anchor, pull, chain, skipped, f"the data branch {data_branch} has no results for {{scope}}"
+    )
