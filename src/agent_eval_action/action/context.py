@@ -33,6 +33,11 @@ class Context:
         return self.gh
 
     @property
+    def own_workflow(self) -> str | None:
+        """The workflow whose push runs hold the baseline: the input, else this one."""
+        return self.settings.baseline_workflow or self.settings.github.workflow_file
+
+    @property
     def default_branch(self) -> str:
         branch = self.settings.baseline_branch or getattr(self.event, "default_branch", None)
         return branch or "main"

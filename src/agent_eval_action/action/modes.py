@@ -28,8 +28,7 @@ SHARD_ARTIFACT = "{name}-shard-"  # shard jobs upload `<baseline-artifact>-shard
 
 def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
     """The PR (or merge group) under test, and where its baseline is."""
-    workflow = ctx.settings.baseline_workflow or ctx.settings.github.workflow_file
-    branch = ctx.default_branch
+    workflow, branch = ctx.own_workflow, ctx.default_branch
     match ctx.event:
         case PullRequestEvent() as pr:
             target = Target(pr.number, pr.head_sha)
@@ -67,7 +66,7 @@ def mode_pr(ctx: Context, *, post: bool = True) -> int:
         print(f"no baseline: {baseline.reason}")
     run_code, results = run_suite(ctx, baseline)
     if ctx.settings.shard is not None:
-        return record_only(ctx, results, EXIT_PASS if run_code != EXIT_INFRASTRUCTURE else run_code)
+        return record_only(ctx, results, _recorded(run_code))
     return compare_and_publish(ctx, results, baseline, target, run_code, post=post)
 
 
@@ -78,11 +77,17 @@ def mode_baseline(ctx: Context) -> int:
     run_code, results = run_suite(ctx, _previous_baseline(ctx), gate=False)
     if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
         _store_on_data_branch(ctx, results)
-    code = EXIT_INFRASTRUCTURE if run_code == EXIT_INFRASTRUCTURE else EXIT_PASS
+    code = _recorded(run_code)
     record_only(ctx, results, code)
     if code == EXIT_PASS:
         print(f"baseline results written to {ctx.out_dir / 'results.json'} (upload them)")
     return code
+
+
+def _recorded(run_code: int) -> int:
+    """The exit of a run that only records its results (a baseline, a shard): they are not
+    gated, so it passes once they are written, unless a fault kept it from a verdict."""
+    return EXIT_INFRASTRUCTURE if run_code == EXIT_INFRASTRUCTURE else EXIT_PASS
 
 
 def _previous_baseline(ctx: Context) -> ChosenBaseline | None:
@@ -90,8 +95,7 @@ def _previous_baseline(ctx: Context) -> ChosenBaseline | None:
     sha = ctx.settings.github.sha
     if sha is None or ctx.settings.baseline.kind in ("none", "path"):
         return None
-    workflow = ctx.settings.baseline_workflow or ctx.settings.github.workflow_file
-    query = BaselineQuery(sha, None, ctx.default_branch, workflow)
+    query = BaselineQuery(sha, None, ctx.default_branch, ctx.own_workflow)
     try:
         found = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
     except InfrastructureError as err:
@@ -170,14 +174,12 @@ def mode_comment(ctx: Context) -> int:
             "(moved on, or not this run's PR): posting nothing"
         )
         return EXIT_PASS
-    pr_dir = ctx.out_dir / "pr-run"
-    pr_dir.mkdir(parents=True, exist_ok=True)
-    (pr_dir / "results.json").write_bytes(files["results.json"])
+    results_path = ctx.out_dir / "results.json"
+    results_path.write_bytes(files["results.json"])
     try:
-        results = load_results(str(pr_dir / "results.json"))
+        results = load_results(str(results_path))
     except InputError as err:
         raise InputError(f"{source}: {err}") from None
-    (ctx.out_dir / "results.json").write_bytes(files["results.json"])
     workflow = ctx.settings.baseline_workflow or (
         event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
     )
