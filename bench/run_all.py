@@ -165,23 +165,7 @@ def judge() -> list[list[str]]:
 def compare(cases: int) -> list[list[str]]:
     rows = []
     for runs, turns, target in ((1, 1, True), (3, 0, False)):
-        done = subprocess.run(
-            [
-                sys.executable,
-                str(BENCH / "bench_compare.py"),
-                "--json",
-                "--cases",
-                str(cases),
-                "--runs",
-                str(runs),
-                "--turns",
-                str(turns),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        figures = json.loads(done.stdout)
+        figures = _bench_compare("--cases", str(cases), "--runs", str(runs), "--turns", str(turns))
         seconds, megabytes = figures["compare_s"], figures["peak_rss_mb"]
         shape = f"{runs} run of 1 turn" if runs == 1 else f"{runs} runs of 1-3 turns"
         if target:
@@ -201,7 +185,7 @@ def compare(cases: int) -> list[list[str]]:
                     met(megabytes < COMPARE_MB),
                 ]
             )
-            files = _compare_files(cases)
+            files = _bench_compare("--files", "--cases", str(cases))
             rows.append(
                 [
                     "  from two Results files: the whole `compare --format markdown` process",
@@ -232,20 +216,10 @@ def compare(cases: int) -> list[list[str]]:
     return rows
 
 
-def _compare_files(cases: int) -> dict:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(BENCH / "bench_compare.py"),
-            "--json",
-            "--files",
-            "--cases",
-            f"{cases}",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def _bench_compare(*args: str) -> dict:
+    """bench_compare.py's figures, measured in a process of its own (its peak RSS is its)."""
+    argv = [sys.executable, str(BENCH / "bench_compare.py"), "--json", *args]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 
 
