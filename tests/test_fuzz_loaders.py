@@ -30,8 +30,8 @@ from agent_eval_action.compare.loading import load_baseline, load_results
 from agent_eval_action.errors import InputError
 from agent_eval_action.evalset.config import load_config
 from agent_eval_action.evalset.loader import load_suite
+from agent_eval_action.pipeline.plan import plan
 from agent_eval_action.results import Results, Shard
-from agent_eval_action.run import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "evals"

@@ -29,12 +29,13 @@ from fakes.gemini import (
 from agent_eval_action.cli import main
 from agent_eval_action.evalset.loader import load_suite
 from agent_eval_action.evalset.models import Content, FunctionCall, FunctionResponse
-from agent_eval_action.metrics.judge import judge_plan, settings
+from agent_eval_action.metrics.judge import settings
 from agent_eval_action.metrics.judge.cache import DirectoryCache
 from agent_eval_action.metrics.judge.pricing import load_prices
 from agent_eval_action.metrics.judge.settings import JudgeSettings, RetryPolicy
+from agent_eval_action.pipeline.judge import judge_plan
+from agent_eval_action.pipeline.plan import build_results, plan, score_plan
 from agent_eval_action.results import JudgeSample, Results, RunConfig
-from agent_eval_action.run import build_results, plan, score_plan
 from agent_eval_action.traces import ActualTurn, CaseRunTrace
 
 FAST = RetryPolicy(attempts=3, initial_delay=0.001, max_delay=0.002, jitter=0.0)

@@ -8,7 +8,7 @@ import time
 from conftest import WORKERS, python_command
 
 from agent_eval_action.cli import main
-from agent_eval_action.report.progress import Progress, progress_mode
+from agent_eval_action.pipeline.progress import Progress, progress_mode
 from agent_eval_action.results import Status
 from agent_eval_action.traces import CaseRunTrace
 

@@ -276,10 +276,10 @@ def _run(args: argparse.Namespace) -> int:
 
     from .compare import gate_options
     from .evalset.loader import load_suite
+    from .pipeline.plan import build_results, cancelled_traces, plan, score_plan
+    from .pipeline.progress import Progress, quick_verdict
     from .report.console import table
-    from .report.progress import Progress, quick_verdict
     from .results import RunConfig
-    from .run import build_results, cancelled_traces, plan, score_plan
     from .runners import RunnerStartError, runner_from_args
 
     shard = _shard_option(args.shard)
@@ -323,7 +323,7 @@ def _run(args: argparse.Namespace) -> int:
         traces, cancelled = cancelled_traces(the_plan, finished), True
     judged = None
     if judge_settings is not None and not cancelled:
-        from .metrics.judge import judge_plan, judged_metrics
+        from .pipeline.judge import judge_plan, judged_metrics
 
         print(f"judging {', '.join(sorted(judged_metrics(the_plan)))} ...", file=sys.stderr)
         try:
@@ -379,8 +379,8 @@ def _shard_option(text: str | None) -> tuple[int, int] | None:
 def _shard_plan(the_plan, index: int, count: int, baseline: Results | None):  # type: ignore[no-untyped-def]
     """This shard's part of the plan, and its `shard` record. Every shard computes the same
     partition from the same suite and baseline (see shard.py)."""
+    from .pipeline.plan import restrict
     from .results import Shard
-    from .run import restrict
     from .shard import partition
 
     cases = [(s.eval_set_id, c.eval_id) for s in the_plan.suite.eval_sets for c in s.cases]
@@ -406,7 +406,7 @@ def _shard_plan(the_plan, index: int, count: int, baseline: Results | None):  # 
 
 def _empty_shard(args, the_plan, record, run_config, started, clock, warnings) -> int:  # type: ignore[no-untyped-def]
     """More shards than cases: this one writes valid empty Results, and has nothing to fail."""
-    from .run import build_results
+    from .pipeline.plan import build_results
 
     results = build_results(
         the_plan, [], run_config, started, clock, source=_source_from_environment()
@@ -465,7 +465,8 @@ def _baseline(path: str | None) -> tuple[Results | None, str | None, list[str]]:
 def _judge_settings(args: argparse.Namespace, the_plan):  # type: ignore[no-untyped-def]
     """The judge's settings when a judged metric is configured (else None, and google-genai
     is never imported); bad price tables and cache directories are bad input (exit 2)."""
-    from .metrics.judge import judge_settings, judged_metrics
+    from .metrics.judge import judge_settings
+    from .pipeline.judge import judged_metrics
 
     if not judged_metrics(the_plan):
         return None
@@ -485,7 +486,7 @@ def _judge_settings(args: argparse.Namespace, the_plan):  # type: ignore[no-unty
 def _judged_gate(results: Results, judged, code: int) -> int:  # type: ignore[no-untyped-def]
     """The gate's exit code, after saying what the judge did; exit 3 when only a Gemini
     outage (after retries) kept the gate from a verdict."""
-    from .metrics.judge import blocked_by_outage, no_key_advice
+    from .pipeline.judge import blocked_by_outage, no_key_advice
 
     if judged is not None and (advice := no_key_advice(judged)):
         print(f"warning: {advice}", file=sys.stderr)

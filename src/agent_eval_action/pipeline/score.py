@@ -14,11 +14,11 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .evalset.config import Criterion
-from .evalset.loader import LoadedEvalSet
-from .evalset.models import EvalCase, Invocation
-from .metrics import Metric, RunScore
-from .results import (
+from ..evalset.config import Criterion
+from ..evalset.loader import LoadedEvalSet
+from ..evalset.models import EvalCase, Invocation
+from ..metrics import Metric, RunScore
+from ..results import (
     Actual,
     CaseResult,
     Expected,
@@ -28,10 +28,10 @@ from .results import (
     Status,
     Usage,
 )
-from .traces import CaseRunTrace
+from ..traces import CaseRunTrace
 
 if TYPE_CHECKING:
-    from .metrics.judge import CaseJudgement
+    from ..metrics.judge import CaseJudgement
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 

@@ -14,17 +14,17 @@ from datetime import UTC, datetime
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from . import __version__
-from .evalset.config import Criterion
-from .evalset.loader import LoadedEvalSet, Suite
-from .metrics import Metric
-from .metrics.trajectory import MatchType
-from .results import CaseResult, EvalSetEntry, Results, RunConfig, Source, Timing, Usage
-from .scoring import score_case
-from .traces import CaseRunRequest, CaseRunTrace
+from .. import __version__
+from ..evalset.config import Criterion
+from ..evalset.loader import LoadedEvalSet, Suite
+from ..metrics import Metric
+from ..metrics.trajectory import MatchType
+from ..results import CaseResult, EvalSetEntry, Results, RunConfig, Source, Timing, Usage
+from ..traces import CaseRunRequest, CaseRunTrace
+from .score import score_case
 
 if TYPE_CHECKING:
-    from .metrics.judge import JudgeResults
+    from ..metrics.judge import JudgeResults
 
 TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
 CANCELLED = "cancelled before this run finished"
@@ -44,7 +44,7 @@ class Plan:
 
 def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> Plan:
     """Resolve metrics (importing custom ones) before any agent runs: bad config fails fast."""
-    from .metrics.judge import check_judge_inputs
+    from ..metrics.judge import check_judge_inputs
 
     result = Plan(suite, num_runs, trajectory_policy)
     for eval_set in suite.eval_sets:

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from ..results import Status
 
 if TYPE_CHECKING:
-    from ..run import Plan
     from ..traces import CaseRunTrace
+    from .plan import Plan
 
 Mode = Literal["tty", "actions", "lines"]
 Verdict = Callable[["CaseRunTrace"], Status | None]
@@ -47,7 +47,7 @@ def progress_mode(stream: TextIO, environ: Mapping[str, str]) -> Mode:
 
 def quick_verdict(plan: Plan) -> Verdict:
     """Score one finished case-run alone with the cheap deterministic metrics (see above)."""
-    from ..scoring import score_case
+    from .score import score_case
 
     cases = {(s.eval_set_id, c.eval_id): (s, c) for s in plan.suite.eval_sets for c in s.cases}
 

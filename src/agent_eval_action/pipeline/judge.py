@@ -10,15 +10,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...results import Results, Status
-from ...traces import CaseRunTrace
-from .evaluators import EVALUATORS, Evaluation, judge_header
-from .outcome import CaseJudgement, JudgedRun, JudgeResults
-from .service import JudgeService
-from .settings import NO_KEY, JudgeSettings
+from ..metrics.judge.evaluators import EVALUATORS, Evaluation, judge_header
+from ..metrics.judge.outcome import CaseJudgement, JudgedRun, JudgeResults
+from ..metrics.judge.service import JudgeService
+from ..metrics.judge.settings import NO_KEY, JudgeSettings
+from ..results import Results, Status
+from ..traces import CaseRunTrace
 
 if TYPE_CHECKING:
-    from ...run import Plan
+    from .plan import Plan
 
 
 def judged_metrics(plan: Plan) -> set[str]:

@@ -1,0 +1,36 @@
+"""The words every stage shares, declared once: axes, metric kinds, runner kinds, case keys.
+
+This module sits at the bottom of the package (docs/architecture.md): it imports nothing
+of ours, and everything may import it.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+# The two independent questions a case answers: did the agent act right (its tool-call
+# trajectory), and did it answer right (its final response).
+Axis = Literal["trajectory", "response"]
+AXES: tuple[Axis, ...] = ("trajectory", "response")
+
+# What a metric's score means for the gate: an axis it can regress on, or informational
+# (recorded and shown, never an agent regression: efficiency counts, simulator quality).
+MetricKind = Literal["trajectory", "response", "informational"]
+METRIC_KINDS: tuple[MetricKind, ...] = ("trajectory", "response", "informational")
+
+# How the agent under test is run (docs/runner-protocol.md, docs/cli.md).
+RunnerKind = Literal["command", "adk", "adk_api", "adk_history"]
+RUNNER_KINDS: tuple[RunnerKind, ...] = ("command", "adk", "adk_api", "adk_history")
+
+
+class CaseKey(NamedTuple):
+    """A case's identity across runs and baselines: (eval_set_id, eval_id).
+
+    A NamedTuple, so a key compares and hashes like the plain pair it replaces.
+    """
+
+    eval_set_id: str
+    eval_id: str
+
+    def __str__(self) -> str:
+        return f"{self.eval_set_id}/{self.eval_id}"
