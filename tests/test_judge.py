@@ -34,7 +34,8 @@ from agent_eval_action.metrics.judge.cache import DirectoryCache
 from agent_eval_action.metrics.judge.pricing import load_prices
 from agent_eval_action.metrics.judge.settings import JudgeSettings, RetryPolicy
 from agent_eval_action.pipeline.judge import judge_plan
-from agent_eval_action.pipeline.plan import build_results, plan, score_plan
+from agent_eval_action.pipeline.plan import plan
+from agent_eval_action.pipeline.score import build_results, score_plan
 from agent_eval_action.results import JudgeSample, Results, RunConfig
 from agent_eval_action.traces import ActualTurn, CaseRunTrace
 

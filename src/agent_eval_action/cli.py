@@ -276,7 +276,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from .compare import gate_options
     from .evalset.loader import load_suite
-    from .pipeline.plan import build_results, cancelled_traces, plan, score_plan
+    from .pipeline.plan import cancelled_traces, plan
+    from .pipeline.score import build_results, score_plan
     from .pipeline.progress import Progress, quick_verdict
     from .report.console import table
     from .results import RunConfig
@@ -406,7 +407,7 @@ def _shard_plan(the_plan, index: int, count: int, baseline: Results | None):  # 
 
 def _empty_shard(args, the_plan, record, run_config, started, clock, warnings) -> int:  # type: ignore[no-untyped-def]
     """More shards than cases: this one writes valid empty Results, and has nothing to fail."""
-    from .pipeline.plan import build_results
+    from .pipeline.score import build_results
 
     results = build_results(
         the_plan, [], run_config, started, clock, source=_source_from_environment()

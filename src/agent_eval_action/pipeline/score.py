@@ -11,9 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
+import time
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
 from typing import TYPE_CHECKING
 
+from .. import __version__
 from ..evalset.config import Criterion
 from ..evalset.loader import LoadedEvalSet
 from ..evalset.models import EvalCase, Invocation
@@ -21,17 +26,23 @@ from ..metrics import Metric, RunScore
 from ..results import (
     Actual,
     CaseResult,
+    EvalSetEntry,
     Expected,
     InvocationRecord,
     MetricResult,
+    Results,
+    RunConfig,
     RunRecord,
+    Source,
     Status,
+    Timing,
     Usage,
 )
 from ..traces import CaseRunTrace
 
 if TYPE_CHECKING:
-    from ..metrics.judge import CaseJudgement
+    from ..metrics.judge import CaseJudgement, JudgeResults
+    from .plan import Plan
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
@@ -193,4 +204,81 @@ def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
         )
     return RunRecord(
         run=trace.run, invocations=invocations, error=trace.error, duration_s=trace.duration_s
+    )
+
+
+def score_plan(
+    plan: Plan, traces: Sequence[CaseRunTrace], judged: JudgeResults | None = None
+) -> list[CaseResult]:
+    """Pure: judged metrics score from `judged`, the judge stage's verdicts (when it ran)."""
+    by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
+    for trace in traces:
+        by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
+    cases = []
+    for eval_set in plan.suite.eval_sets:
+        for case in eval_set.cases:
+            runs = sorted(
+                by_case.get((eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run
+            )
+            cases.append(
+                score_case(
+                    eval_set,
+                    case,
+                    plan.metrics[eval_set.eval_set_id],
+                    plan.criteria[eval_set.eval_set_id],
+                    runs,
+                    judged.case(eval_set.eval_set_id, case.eval_id) if judged else None,
+                )
+            )
+    return cases
+
+
+def adk_version() -> str | None:
+    try:
+        return metadata.version("google-adk")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def build_results(
+    plan: Plan,
+    cases: list[CaseResult],
+    run_config: RunConfig,
+    started: datetime,
+    started_clock: float,
+    *,
+    partial: bool = False,
+    source: Source | None = None,
+) -> Results:
+    usage = Usage()
+    for case in cases:
+        usage.add(case.usage)
+    return Results(
+        tool_version=__version__,
+        adk_version=adk_version(),
+        partial=partial,
+        source=source or Source(),
+        run_config=run_config,
+        eval_sets=[
+            EvalSetEntry(
+                eval_set_id=s.eval_set_id,
+                file=s.file,
+                file_sha256=s.file_sha256,
+                form=s.form,
+                config=s.config.source,
+                criteria={
+                    name: c.model_dump(mode="json", exclude_none=True)
+                    for name, c in plan.criteria[s.eval_set_id].items()
+                },
+            )
+            for s in plan.suite.eval_sets
+        ],
+        cases=cases,
+        usage=usage,
+        timing=Timing(
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            duration_s=round(time.monotonic() - started_clock, 3),
+        ),
+        warnings=plan.suite.warnings,
     )
