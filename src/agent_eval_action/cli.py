@@ -277,8 +277,8 @@ def _run(args: argparse.Namespace) -> int:
     from .compare import gate_options
     from .evalset.loader import load_suite
     from .pipeline.plan import cancelled_traces, plan
-    from .pipeline.score import build_results, score_plan
     from .pipeline.progress import Progress, quick_verdict
+    from .pipeline.score import build_results, score_plan
     from .report.console import table
     from .results import RunConfig
     from .runners import RunnerStartError, runner_from_args
