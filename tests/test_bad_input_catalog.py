@@ -31,7 +31,7 @@ import agent_eval_action
 from agent_eval_action.action.event import load_event
 from agent_eval_action.action.settings import parse_settings
 from agent_eval_action.errors import InputError
-from agent_eval_action.evalset.files import MAX_FILE_BYTES
+from agent_eval_action.files import MAX_FILE_BYTES
 from agent_eval_action.results import Shard
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -147,7 +147,7 @@ def load_event(event_name: str | None, event_path: str | None) -> Event:
         return OtherEvent(event_name)
     if not event_path:
         raise InputError(f"GITHUB_EVENT_PATH is not set for the {event_name} event")
-    from ..evalset import jsonpos
+    from ..files import jsonpos
 
     try:
         data = jsonpos.loads(Path(event_path).read_text(encoding="utf-8"), event_path)

@@ -16,9 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..evalset import jsonpos
-from ..evalset.files import decode, read_bytes
-from ..evalset.jsonpos import one_line
+from ..files import decode, jsonpos, read_bytes
+from ..files.jsonpos import one_line
 from ..results import SCHEMA, CaseResult, Results
 
 # Results grow with cases x runs x turns: 10,000 cases of 3 runs of 1-3 turns are ~70 MiB,

@@ -24,11 +24,10 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_snake
 
 from ..errors import InputError
+from ..files import jsonpos, read_text
 from ..metrics import AXES, Axis, Metric, registry
 from ..metrics.custom import custom_metric
 from ..metrics.trajectory import MatchType
-from . import jsonpos
-from .files import read_text
 from .models import Rubric
 
 DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}

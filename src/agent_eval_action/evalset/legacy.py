@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import jsonpos
+from ..files import jsonpos
 from .models import (
     Content,
     EvalCase,

@@ -14,10 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from ..errors import InputError
-from . import jsonpos
+from ..files import decode, jsonpos, read_bytes, sha256
 from .config import EvalConfig, default_config, load_config
 from .discovery import EvalTarget, discover, display_path
-from .files import decode, read_bytes, sha256
 from .legacy import LegacyConverter, is_row_list
 from .models import EvalCase, EvalSet
 

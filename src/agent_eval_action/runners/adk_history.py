@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..evalset.files import decode, read_bytes
 from ..evalset.models import Content
+from ..files import decode, read_bytes
 from ..traces import CaseRunRequest, CaseRunTrace
 from .adk_events import field, turn_from_invocation
 from .base import OnTrace

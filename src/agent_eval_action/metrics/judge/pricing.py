@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InputError
-from ...evalset import jsonpos
+from ...files import jsonpos
 
 
 class _Rates(BaseModel):

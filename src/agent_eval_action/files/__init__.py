@@ -1,0 +1,10 @@
+"""Reading the files a user hands in: bytes with a size cap, UTF-8 text, and JSON that
+remembers the line of every value (jsonpos), with one-line errors naming the file.
+
+This package sits at the bottom of the package (with errors and core): eval files,
+configs, Results, baselines, traces and GitHub event files are all read through it.
+"""
+
+from .reading import MAX_FILE_BYTES, decode, read_bytes, read_text, sha256
+
+__all__ = ["MAX_FILE_BYTES", "decode", "read_bytes", "read_text", "sha256"]
