@@ -1,4 +1,4 @@
-"""The action's settings (action/settings.py) and action.yml against DESIGN.md §5."""
+"""The action's settings (action/settings.py) and action.yml against its contract (docs/action.md)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import pytest
 import yaml
 
 from agent_eval_action.action import settings as s
-from agent_eval_action.action.settings import AdkApi, Baseline, GitHubEnv, parse_settings
+from agent_eval_action.action.settings import AdkApi, Baseline, parse_settings
 from agent_eval_action.errors import InputError
+from agent_eval_action.github.env import GitHubEnv
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# DESIGN.md §5, the contract: every input and output of action.yml.
+# The contract (docs/action.md): every input and output of action.yml.
 DESIGN_INPUTS = {
     "evals", "agent", "command", "adk-api", "adk-history", "config", "num-runs",
     "concurrency", "trajectory-policy", "mode", "baseline", "baseline-artifact",
@@ -25,7 +26,7 @@ DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",
     "failed-cases", "results-path", "report-path", "comment-url", "baseline-sha",
 }  # fmt: skip
-# DESIGN.md §5's defaults, as action.yml must declare them
+# The contract's defaults, as action.yml must declare them
 DESIGN_DEFAULTS = {
     "evals": "evals",
     "num-runs": "1",

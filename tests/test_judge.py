@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -141,7 +140,6 @@ def judge(
         score_plan(the_plan, traces, judged),
         RunConfig(runner="command"),
         datetime.now(UTC),
-        time.monotonic(),
     )
     return results, judged
 

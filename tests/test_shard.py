@@ -14,7 +14,7 @@ import pytest
 from agent_eval_action.cli import main
 from agent_eval_action.evalset.loader import load_suite
 from agent_eval_action.results import Results
-from agent_eval_action.shard import parse_shard, partition
+from agent_eval_action.pipeline.shard import parse_shard, partition
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 AGENT = shlex.join([sys.executable, str(EXAMPLES / "agent" / "support_agent.py")])
@@ -141,7 +141,7 @@ def test_partition_hash_changes_with_the_suite_the_count_and_the_durations():
 def test_partition_hash_is_stable_across_processes():
     expected = partition(keys(9), 2).partition_hash
     code = (
-        "from agent_eval_action.shard import partition;"
+        "from agent_eval_action.pipeline.shard import partition;"
         "print(partition([(f'set{i % 3}', f'case_{i:03d}') for i in range(9)], 2).partition_hash)"
     )
     done = subprocess.run(

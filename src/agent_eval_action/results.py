@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from .core import CaseKey, RunnerKind
 from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
 
 SCHEMA = "agent-eval-results/1"
@@ -35,7 +36,7 @@ class Source(LeanModel):
 
 
 class RunConfig(LeanModel):
-    runner: Literal["command", "adk", "adk_api", "adk_history"]
+    runner: RunnerKind
     target: str | None = None  # the command, agent directory, server URL or history files
     num_runs: int = 1
     concurrency: int = 8
@@ -179,6 +180,10 @@ class CaseResult(LeanModel):
     runs: list[RunRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
 
 
 class Timing(LeanModel):

@@ -15,12 +15,13 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from ..errors import InputError
+from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..runners.environment import scrubbed_environment
 from .settings import Settings
 
@@ -48,8 +49,10 @@ class Children:
             return
         raise Cancelled(signal.Signals(signum).name)
 
-    def call(self, argv: Sequence[str], env: dict[str, str]) -> int:
-        if self.cancelled:
+    def call(self, argv: Sequence[str], env: dict[str, str], *, after_cancel: bool = False) -> int:
+        """Run a child to its end. Once cancelled, only an `after_cancel` child still starts
+        (one that saves what a cancelled run finished)."""
+        if self.cancelled and not after_cancel:
             raise Cancelled("cancelled before start")
         self.current = subprocess.Popen(list(argv), env=env)
         try:
@@ -119,35 +122,39 @@ def agent_arguments(settings: Settings) -> list[str]:
 def run_arguments(
     settings: Settings,
     results: Path,
+    traces: Path,
     baseline: Path | None,
     history: Sequence[Path] = (),
     *,
     gate: bool = True,
-) -> list[str]:
-    """The `agent-eval-action run` command line for these settings. With a baseline, `run`
-    reuses its judge verdicts and case durations and compares as the action will (its exit
-    code tells a Gemini outage apart from a failed gate); the action compares again with
-    what only it knows (the accept label). `gate=False` (recording a baseline): the previous
-    baseline only lends its verdicts and durations, and nothing fails on it."""
-    argv = ["run", *settings.evals, *agent_arguments(settings)]
-    argv += ["--num-runs", str(settings.num_runs), "--concurrency", str(settings.concurrency)]
-    argv += ["--timeout", repr(settings.timeout), "--out", str(results)]
+) -> tuple[list[str], list[str]]:
+    """The command lines of the two stages for these settings: `run-cases` (the agent, and
+    nothing else) and `score` (the judge, the scores, the gate). With a baseline, `score`
+    reuses its judge verdicts and compares as the action will (its exit code tells a
+    Gemini outage apart from a failed gate); the action compares again with what only it
+    knows (the accept label). `gate=False` (recording a baseline): the previous baseline
+    only lends its verdicts and durations, and nothing fails on it."""
+    shared = [*settings.evals]
+    shared += ["--num-runs", str(settings.num_runs), "--concurrency", str(settings.concurrency)]
+    shared += ["--timeout", repr(settings.timeout)]
     if settings.config:
-        argv += ["--config", settings.config]
+        shared += ["--config", settings.config]
     if settings.trajectory_policy:
-        argv += ["--trajectory-policy", settings.trajectory_policy]
-    if settings.judge_model:
-        argv += ["--judge-model", settings.judge_model]
+        shared += ["--trajectory-policy", settings.trajectory_policy]
     if settings.shard:
-        argv += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
-    argv += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
-    for axis, value in settings.min_delta:
-        argv += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
+        shared += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
     if baseline is not None:
-        argv += ["--baseline", str(baseline)]
-        if history:
-            argv += ["--history", *map(str, history)]
-    return argv
+        shared += ["--baseline", str(baseline)]  # the shards' split, the judge's verdicts
+    run_cases = ["run-cases", *shared, *agent_arguments(settings), "--traces", str(traces)]
+    score = ["score", *shared, "--traces", str(traces), "--out", str(results)]
+    if settings.judge_model:
+        score += ["--judge-model", settings.judge_model]
+    score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
+    for axis, value in settings.min_delta:
+        score += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
+    if baseline is not None and history:
+        score += ["--history", *map(str, history)]
+    return run_cases, score
 
 
 def run_evals(
@@ -159,9 +166,20 @@ def run_evals(
     *,
     gate: bool = True,
 ) -> RunOutcome:
-    """Run the eval suite in a child `agent-eval-action run`; its Results land in out_dir."""
+    """Run the eval suite as two children, the agent stage then the score stage, each with
+    a scrubbed environment; the Results land in out_dir. The traces between them stay in
+    a scratch folder, not in out_dir (which is uploaded)."""
     results = out_dir / "results.json"
-    arguments = run_arguments(settings, results, baseline, history, gate=gate)
-    argv = [sys.executable, "-m", "agent_eval_action", *arguments]
-    code = children.call(argv, child_environment())
+    with tempfile.TemporaryDirectory(prefix="agent-eval-") as scratch:
+        traces = Path(scratch) / "traces.jsonl"
+        run_cases, score = run_arguments(settings, results, traces, baseline, history, gate=gate)
+        code = children.call(_module(run_cases), child_environment())
+        if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not traces.exists():
+            return RunOutcome(code=code, results_path=results)
+        # after a cancellation too: the score stage turns what finished into partial Results
+        code = children.call(_module(score), child_environment(), after_cancel=True)
     return RunOutcome(code=code, results_path=results)
+
+
+def _module(arguments: list[str]) -> list[str]:
+    return [sys.executable, "-m", "agent_eval_action", *arguments]

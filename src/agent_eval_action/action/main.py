@@ -18,13 +18,14 @@ from pathlib import Path
 
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
 from ..github.client import GitHub, GitHubError
+from ..github.env import GitHubEnv
 from ..report import escape
 from . import outputs
 from .agent_run import Cancelled, Children
 from .context import Context
 from .event import load_event, select_mode
 from .modes import MODES
-from .settings import GitHubEnv, parse_settings
+from .settings import parse_settings
 
 MODEL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the agent's and the judge's: masked in logs
 

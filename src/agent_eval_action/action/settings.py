@@ -9,7 +9,6 @@ too: nothing else in the package reads them from os.environ.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,15 +16,33 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ..errors import InputError
+from ..github.env import GitHubEnv
+from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions
 
 MODES = ("auto", "run", "compare", "comment", "merge")
+
+# The default of every action input that has one, as action.yml declares it (a test keeps
+# the two equal). The options the CLI shares take theirs from pipeline/options.py.
+ACTION_DEFAULTS: dict[str, str] = {
+    "evals": "evals",
+    "num-runs": str(DEFAULTS.run.num_runs),
+    "concurrency": str(DEFAULTS.run.concurrency),
+    "mode": "auto",
+    "baseline": "artifact",
+    "baseline-artifact": "agent-eval-results",
+    "fail-on": ",".join(DEFAULTS.gate.fail_on),
+    "comment": "true",
+    "check-name": DEFAULTS.report.check_name,
+    "output-dir": "agent-eval-results",
+    "accept-label": "agent-eval:accept",
+    "github-token": "${{ github.token }}",
+}
 BASELINE_KINDS = ("artifact", "branch", "none")
-TRAJECTORY_POLICIES = ("business", "strict")
 AGENT_INPUTS = ("agent", "command", "adk-api", "adk-history")
 
 
 def _bad(name: str, reason: str) -> InputError:
-    from ..evalset.jsonpos import one_line  # a value quoted in the reason stays on one line
+    from ..files.jsonpos import one_line  # a value quoted in the reason stays on one line
 
     return InputError(one_line(f"input {name}: {reason}"))
 
@@ -55,7 +72,7 @@ def _words(name: str, text: str) -> tuple[str, ...]:
 
 
 def clean_evals(text: str) -> tuple[str, ...]:
-    return _words("evals", text) or ("evals",)
+    return _words("evals", text) or (str(ACTION_DEFAULTS["evals"]),)
 
 
 def clean_agent(text: str) -> str | None:
@@ -105,11 +122,11 @@ def clean_config(text: str) -> str | None:
 
 
 def clean_num_runs(text: str) -> int:
-    return _positive_int("num-runs", text, 1)
+    return _positive_int("num-runs", text, DEFAULTS.run.num_runs)
 
 
 def clean_concurrency(text: str) -> int:
-    return _positive_int("concurrency", text, 8)
+    return _positive_int("concurrency", text, DEFAULTS.run.concurrency)
 
 
 def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
@@ -122,7 +139,7 @@ def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
 
 def clean_mode(text: str) -> Literal["auto", "run", "compare", "comment", "merge"]:
     if not text:
-        return "auto"
+        return "auto"  # ACTION_DEFAULTS["mode"]
     if text not in MODES:
         raise _bad("mode", f"must be one of {', '.join(MODES)}, got {text!r}")
     return text  # type: ignore[return-value]
@@ -146,7 +163,7 @@ def clean_baseline(text: str) -> Baseline:
 
 
 def clean_baseline_artifact(text: str) -> str:
-    return text or "agent-eval-results"
+    return text or str(ACTION_DEFAULTS["baseline-artifact"])
 
 
 def clean_baseline_workflow(text: str) -> str | None:
@@ -162,19 +179,19 @@ def clean_fail_on(text: str) -> tuple[str, ...]:
     from ..compare.policy import parse_fail_on
 
     try:
-        return tuple(parse_fail_on(text or "regression"))
+        return tuple(parse_fail_on(text or ",".join(DEFAULTS.gate.fail_on)))
     except InputError as err:
         raise _bad("fail-on", err.message.removeprefix("--fail-on: ")) from None
 
 
 def clean_min_delta(text: str) -> tuple[tuple[str | None, float], ...]:
     """`[AXIS=]X` items as `--min-delta` takes them, separated by commas or spaces."""
-    from ..cli import _min_delta
+    from ..compare.policy import parse_min_delta
 
     items = text.replace(",", " ").split()
     try:
-        return tuple(_min_delta(item) for item in items)
-    except argparse.ArgumentTypeError as err:
+        return tuple(parse_min_delta(item) for item in items)
+    except ValueError as err:
         raise _bad("min-delta", str(err)) from None
 
 
@@ -192,17 +209,17 @@ def _boolean(name: str, text: str, default: bool) -> bool:
 
 
 def clean_check_name(text: str) -> str:
-    return text or "agent-eval"
+    return text or DEFAULTS.report.check_name
 
 
 def clean_output_dir(text: str) -> str:
-    return text or "agent-eval-results"
+    return text or str(ACTION_DEFAULTS["output-dir"])
 
 
 def clean_shard(text: str) -> tuple[int, int] | None:
     if not text:
         return None
-    from ..shard import parse_shard
+    from ..pipeline.shard import parse_shard
 
     try:
         return parse_shard(text)
@@ -221,7 +238,7 @@ def clean_requirements(text: str) -> str | None:
 
 def clean_timeout(text: str) -> float:
     if not text:
-        return 600.0
+        return DEFAULTS.run.timeout_s
     try:
         value = float(text)
     except ValueError:
@@ -232,7 +249,7 @@ def clean_timeout(text: str) -> float:
 
 
 def clean_accept_label(text: str) -> str:
-    return text or "agent-eval:accept"
+    return text or str(ACTION_DEFAULTS["accept-label"])
 
 
 def clean_github_token(text: str) -> str | None:
@@ -270,56 +287,6 @@ CLEANERS: dict[str, Callable[[str], object]] = {
 
 
 @dataclass(frozen=True)
-class GitHubEnv:
-    """The `GITHUB_*` values the runner sets (docs: reference github.md §5)."""
-
-    api_url: str = "https://api.github.com"
-    server_url: str = "https://github.com"
-    repository: str | None = None
-    repository_id: int | None = None
-    sha: str | None = None
-    ref: str | None = None
-    event_name: str | None = None
-    event_path: str | None = None
-    run_id: str | None = None
-    workflow_ref: str | None = None
-    output: str | None = None
-    step_summary: str | None = None
-    workspace: str | None = None
-
-    @property
-    def workflow_file(self) -> str | None:
-        """This workflow's file name, from `owner/repo/.github/workflows/FILE@ref`."""
-        if not self.workflow_ref:
-            return None
-        return self.workflow_ref.split("@", 1)[0].rsplit("/", 1)[-1] or None
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> GitHubEnv:
-        def get(name: str) -> str | None:
-            return env.get(f"GITHUB_{name.upper()}", "").strip() or None
-
-        repository = get("repository")
-        if repository is not None and repository.count("/") != 1:
-            raise InputError(f"GITHUB_REPOSITORY: expected owner/name, got {repository!r}")
-        return cls(
-            api_url=(get("api_url") or cls.api_url).rstrip("/"),
-            server_url=(get("server_url") or cls.server_url).rstrip("/"),
-            repository=repository,
-            repository_id=int(rid) if (rid := get("repository_id") or "").isdecimal() else None,
-            sha=get("sha"),
-            ref=get("ref"),
-            event_name=get("event_name"),
-            event_path=get("event_path"),
-            run_id=get("run_id"),
-            workflow_ref=get("workflow_ref"),
-            output=get("output"),
-            step_summary=get("step_summary"),
-            workspace=get("workspace"),
-        )
-
-
-@dataclass(frozen=True)
 class Settings:
     evals: tuple[str, ...]
     agent: str | None
@@ -347,6 +314,10 @@ class Settings:
     accept_label: str
     github_token: str | None = field(repr=False)  # a secret: never in a repr or a log
     github: GitHubEnv = field(default_factory=GitHubEnv)
+
+    @property
+    def gate(self) -> GateOptions:
+        return GateOptions(fail_on=self.fail_on, min_delta=self.min_delta)
 
     @property
     def agent_input(self) -> str | None:

@@ -62,21 +62,16 @@ def compare_and_publish(
 ) -> int:
     """Compare with the baseline, write the reports, publish (unless `post` is False: the
     fork-safe companion job posts them), set the outputs."""
-    from ..compare import compare, flaky_in_history, gate_options
+    from ..pipeline.gate import Baseline, gate, gate_options
 
     settings = ctx.settings
     pull = _fresh_pull(ctx, target)
     outdated = pull is not None and pull.head_sha != target.head_sha
     labels = pull.labels if pull is not None else _event_labels(ctx.event)
-    fail_on, min_delta = gate_options(",".join(settings.fail_on), settings.min_delta)
-    known = [*baseline.older, *([baseline.results] if baseline.results else [])]
-    diff = compare(
+    diff = gate(
         results,
-        baseline.results,
-        fail_on=fail_on,
-        min_delta=min_delta,
-        known_flaky=flaky_in_history(known),
-        no_baseline_reason=baseline.reason,
+        Baseline(baseline.results, baseline.reason, tuple(baseline.older)),
+        gate_options(",".join(settings.fail_on), settings.min_delta),
         accepted=settings.accept_label in labels,
     )
     if baseline.results is None:
@@ -143,10 +138,10 @@ def _event_labels(event: Event) -> tuple[str, ...]:
 
 def record_only(ctx: Context, results: Results, run_code: int) -> int:
     """Results written for upload (baseline, shard, plain run): summary and outputs."""
-    from ..compare import compare
+    from ..pipeline.gate import Baseline, gate
 
     reason = "this run records results; it is not compared"
-    diff = compare(results, None, no_baseline_reason=reason)
+    diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
     options = report_options(ctx.settings, None)
     _, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(ctx.settings.github.step_summary, summary)

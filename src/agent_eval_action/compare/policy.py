@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from ..core import AXES
 from ..errors import InputError
 from ..results import Results, Status
 from .model import REGRESSIONS, Axis, CaseDiff, Change, Policy, SuiteTest, Verdict
@@ -32,6 +33,20 @@ def parse_fail_on(text: str) -> list[str]:
     if "never" in tokens and len(tokens) > 1:
         raise InputError("--fail-on: `never` cannot be combined with other policies")
     return tokens
+
+
+def parse_min_delta(text: str) -> tuple[Axis | None, float]:
+    """One `[AXIS=]X` item of `--min-delta` (ValueError with the reason when it is not)."""
+    axis, _, value = text.rpartition("=")
+    if axis and axis not in AXES:
+        raise ValueError(f"unknown axis {axis!r}; use trajectory=X or response=X")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a number") from None
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"must be within [0, 1], got {number}")
+    return (axis or None), number  # type: ignore[return-value]
 
 
 def _plural(count: int, one: str, many: str | None = None) -> str:

@@ -6,17 +6,16 @@ configuration fails fast; the run and score stages both work from the same plan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ..core import CaseKey
 from ..evalset.config import Criterion
 from ..evalset.loader import LoadedEvalSet, Suite
 from ..metrics import Metric
 from ..metrics.trajectory import MatchType
-from ..traces import CaseRunRequest, CaseRunTrace
+from ..traces import CaseRunRequest
 
 TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
-CANCELLED = "cancelled before this run finished"
 
 
 @dataclass
@@ -58,7 +57,7 @@ def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> P
     return result
 
 
-def restrict(plan: Plan, cases: set[tuple[str, str]]) -> Plan:
+def restrict(plan: Plan, cases: set[CaseKey]) -> Plan:
     """The plan for some of its cases only (a shard): every eval set stays, so Results list
     the whole suite's eval files and criteria, as every shard of it does."""
     eval_sets = [
@@ -83,14 +82,3 @@ def effective_criteria(
             update={"match_type": TRAJECTORY_POLICIES[trajectory_policy]}
         )
     return criteria
-
-
-def cancelled_traces(plan: Plan, finished: Sequence[CaseRunTrace]) -> list[CaseRunTrace]:
-    """Finished traces plus an errored one for every case-run that never finished."""
-    done = {(t.eval_set_id, t.eval_id, t.run) for t in finished}
-    missing = [
-        CaseRunTrace(eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=CANCELLED)
-        for r in plan.requests
-        if (r.eval_set_id, r.eval_id, r.run) not in done
-    ]
-    return [*finished, *missing]

@@ -1,4 +1,5 @@
-"""Score finished case-runs into per-case, per-metric results (pure: no I/O).
+"""The score stage: finished case-runs in, Results out. `score()` asks the judge (I/O, in
+pipeline/judge.py) when a judged metric is configured; the rest is pure.
 
 ADK semantics: a metric's run score is the mean over turns; with several runs
 the case score pools every turn of every run (AgentEvaluator); pass iff score
@@ -11,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import statistics
-import time
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from typing import TYPE_CHECKING
@@ -33,16 +35,20 @@ from ..results import (
     Results,
     RunConfig,
     RunRecord,
+    Shard,
     Source,
     Status,
     Timing,
     Usage,
 )
 from ..traces import CaseRunTrace
+from .cancellable import Cancelled, run_cancellable
 
 if TYPE_CHECKING:
-    from ..metrics.judge import CaseJudgement, JudgeResults
+    from ..metrics.judge import CaseJudgement, JudgeResults, JudgeSettings
+    from .options import RunOptions
     from .plan import Plan
+    from .run_cases import CaseRuns
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
@@ -245,7 +251,6 @@ def build_results(
     cases: list[CaseResult],
     run_config: RunConfig,
     started: datetime,
-    started_clock: float,
     *,
     partial: bool = False,
     source: Source | None = None,
@@ -253,6 +258,7 @@ def build_results(
     usage = Usage()
     for case in cases:
         usage.add(case.usage)
+    finished = datetime.now(UTC)
     return Results(
         tool_version=__version__,
         adk_version=adk_version(),
@@ -277,8 +283,61 @@ def build_results(
         usage=usage,
         timing=Timing(
             started_at=started,
-            finished_at=datetime.now(UTC),
-            duration_s=round(time.monotonic() - started_clock, 3),
+            finished_at=finished,
+            duration_s=round((finished - started).total_seconds(), 3),
         ),
         warnings=plan.suite.warnings,
     )
+
+
+@dataclass
+class Scored:
+    """The score stage's output: the Results, and what the judge did (None: it did not run)."""
+
+    results: Results
+    judged: JudgeResults | None
+
+
+def score(
+    plan: Plan,
+    case_runs: CaseRuns,
+    options: RunOptions,
+    *,
+    judge: JudgeSettings | None,
+    baseline: Results | None = None,
+    source: Source | None = None,
+    shard: Shard | None = None,
+    warnings: Sequence[str] = (),
+) -> Scored:
+    """The score stage: judge the finished case-runs (when a judged metric is configured;
+    the baseline lends its verdicts of unchanged answers), score every case, build Results.
+    A cancelled agent stage, or a cancellation while judging, gives partial Results."""
+    from .judge import judge_plan, judged_metrics
+
+    judged, cancelled = None, case_runs.cancelled
+    if judge is not None and not cancelled:
+        print(f"judging {', '.join(sorted(judged_metrics(plan)))} ...", file=sys.stderr)
+        try:
+            judged = run_cancellable(judge_plan(plan, case_runs.traces, judge, baseline))
+        except Cancelled:
+            cancelled = True
+    run_config = RunConfig(
+        runner=case_runs.runner,
+        target=case_runs.target,
+        num_runs=plan.num_runs,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout_s,
+        trajectory_policy=options.trajectory_policy,
+        judge_model=options.judge_model,
+    )
+    results = build_results(
+        plan,
+        score_plan(plan, case_runs.traces, judged),
+        run_config,
+        case_runs.started_at,
+        partial=cancelled,
+        source=source,
+    )
+    results.shard = shard
+    results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
+    return Scored(results, judged)

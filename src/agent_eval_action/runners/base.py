@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
+from ..core import RunnerKind
 from ..traces import CaseRunRequest, CaseRunTrace
 
-RunnerKind = Literal["command", "adk", "adk_api", "adk_history"]
 OnTrace = Callable[[CaseRunTrace], None]
 RunSuite = Callable[[Sequence[CaseRunRequest], OnTrace | None], Awaitable[list[CaseRunTrace]]]
 

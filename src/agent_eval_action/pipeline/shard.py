@@ -21,10 +21,16 @@ import hashlib
 import heapq
 import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-CaseKey = tuple[str, str]  # (eval_set_id, eval_id)
+from ..core import CaseKey
+
+if TYPE_CHECKING:
+    from ..results import Results, Shard
+    from .plan import Plan
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
 
@@ -96,3 +102,28 @@ def partition(
     }
     digest = hashlib.sha256(json.dumps(record, separators=(",", ":")).encode()).hexdigest()
     return Partition(count, assignment, digest, by_durations)
+
+
+def shard_plan(plan: Plan, index: int, count: int, baseline: Results | None) -> tuple[Plan, Shard]:
+    """Shard `index` of `count`: its part of the plan, and the `shard` record of its Results.
+    Every shard computes the same partition from the same suite and baseline."""
+    from ..results import Shard
+    from .plan import restrict
+
+    cases = [CaseKey(s.eval_set_id, c.eval_id) for s in plan.suite.eval_sets for c in s.cases]
+    durations = {case.key: case.duration_s for case in baseline.cases} if baseline else None
+    split = partition(cases, count, durations)
+    mine = split.cases(index)
+    how = "the baseline's case durations" if split.by_durations else "stable hash"
+    print(
+        f"shard {index}/{count}: {len(mine)} of {len(cases)} cases (split by {how})",
+        file=sys.stderr,
+    )
+    record = Shard(
+        index=index,
+        count=count,
+        partition_hash=split.partition_hash,
+        cases_total=len(cases),
+        baseline_sha=baseline.source.sha if baseline else None,
+    )
+    return restrict(plan, set(mine)), record

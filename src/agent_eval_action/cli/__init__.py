@@ -1,0 +1,59 @@
+"""The command line (docs/cli.md): `agent-eval-action COMMAND ...`.
+
+One module per command, each with `add_arguments(parser)` and `handle(args)`. Building the
+parser imports only these light modules; a command's handler imports what it needs when
+it runs, so `--help` and usage errors stay fast.
+
+Exit codes (errors.py): 0 passed, 1 gate failed, 2 bad input or usage, 3 infrastructure
+failure or cancellation (partial Results are still written).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
+from . import action, compare, merge, run, run_cases, score
+from .args import Parser
+
+# (name, module, help) in the order `--help` lists them; the stage commands come last.
+COMMANDS = (
+    ("run", run, "run eval files against an agent, score them, and gate"),
+    ("compare", compare, "compare a Results file with its baseline and gate on it"),
+    ("merge", merge, "merge the Results of shards into one"),
+    (
+        "action",
+        action,
+        "the GitHub Action's entry point: reads INPUT_* and GITHUB_* from the environment",
+    ),
+    ("run-cases", run_cases, "stage 1 of run: run the agent only, write its traces"),
+    ("score", score, "stage 2 of run: score a traces file (judge included), write Results, gate"),
+)
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="agent-eval-action",
+        description="Run ADK eval files against an agent, score them as ADK does, write results.json.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
+    for name, module, help_text in COMMANDS:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.handle)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except InfrastructureError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE

@@ -1,0 +1,213 @@
+"""Flags shared by several commands, their types, and the options they make.
+
+Defaults come from pipeline/options.py (declared once); nothing heavy is imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from ..core import Axis
+from ..errors import EXIT_BAD_INPUT, InputError
+from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions, RunOptions
+
+FORMAT_HELP = "what to print (default table): markdown = the PR comment, summary = the job summary"
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as every other bad input: one line, `error: ...`, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {message} (see {self.prog} --help)\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def min_delta(text: str) -> tuple[Axis | None, float]:
+    from ..compare.policy import parse_min_delta
+
+    try:
+        return parse_min_delta(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_eval_paths(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "eval_paths",
+        nargs="+",
+        metavar="EVAL_PATH",
+        help="an eval file, a directory (every *.evalset.json / *.test.json below it), or FILE:id1,id2",
+    )
+
+
+def add_agent(parser: argparse.ArgumentParser) -> None:
+    agents = parser.add_argument_group("the agent (one of)")
+    agent = agents.add_mutually_exclusive_group(required=True)
+    agent.add_argument(
+        "--agent",
+        metavar="DIR",
+        help="an ADK agent package, run in this process as `adk eval` runs it (needs the adk extra)",
+    )
+    agent.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the agent as a command speaking the JSON-lines runner protocol (see docs/runner-protocol.md)",
+    )
+    agent.add_argument(
+        "--adk-api",
+        metavar="URL",
+        help="an agent served by `adk api_server` at URL (with --adk-app)",
+    )
+    agent.add_argument(
+        "--adk-history",
+        nargs="+",
+        metavar="PATH",
+        help="score what `adk eval` ran: its .adk/eval_history result files or directories",
+    )
+    agents.add_argument(
+        "--adk-app",
+        metavar="NAME",
+        help="with --adk-api: the app (agent folder) name on the server",
+    )
+
+
+def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> None:
+    """The flags of RunOptions (`judge`: with the judge's), plus --baseline and --shard."""
+    run = DEFAULTS.run
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="test_config.json for every eval file (default: the one beside each file, else ADK's defaults)",
+    )
+    parser.add_argument(
+        "--num-runs",
+        type=positive_int,
+        default=run.num_runs,
+        metavar="N",
+        help=f"runs per case (default {run.num_runs})",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=run.concurrency,
+        metavar="N",
+        help=f"agent workers at once (default {run.concurrency})",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=run.timeout_s,
+        metavar="SECONDS",
+        help=f"limit for one case-run, all its turns (default {run.timeout_s:g})",
+    )
+    parser.add_argument(
+        "--trajectory-policy",
+        choices=TRAJECTORY_POLICIES,
+        help="override every trajectory match_type: business = IN_ORDER, strict = EXACT",
+    )
+    if judge:
+        parser.add_argument(
+            "--judge-model",
+            metavar="NAME",
+            help="judge model for every LLM-judged metric, overriding each criterion's (the pin)",
+        )
+        parser.add_argument(
+            "--judge-cache",
+            metavar="DIR",
+            help="keep judge verdicts in DIR and reuse them in later runs",
+        )
+    parser.add_argument(
+        "--baseline",
+        metavar="BASE.json",
+        help="a baseline Results file: compare with it and gate on regressions (its judge verdicts are reused for unchanged answers)",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (split by the baseline's case durations, else by a stable hash); "
+        "write its Results without comparing: `merge` the shards, then `compare`",
+    )
+
+
+def add_gate_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        default=",".join(DEFAULTS.gate.fail_on),
+        metavar="POLICY",
+        help="regression (default), trajectory, response, threshold, never; or a comma list",
+    )
+    parser.add_argument(
+        "--min-delta",
+        type=min_delta,
+        action="append",
+        default=[],
+        metavar="[AXIS=]X",
+        help="smallest score drop that counts (defaults: any drop for trajectory, 0.1 for response)",
+    )
+    parser.add_argument(
+        "--history",
+        nargs="+",
+        default=[],
+        metavar="BASE.json",
+        help="older baselines from main: cases whose runs disagreed there are treated as flaky",
+    )
+
+
+def add_report_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    parser.add_argument("--format", choices=formats, default="table", help=FORMAT_HELP)
+    parser.add_argument(
+        "--check-name",
+        default=DEFAULTS.report.check_name,
+        metavar="NAME",
+        help=f"names the report's hidden sticky-comment marker (default {DEFAULTS.report.check_name})",
+    )
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(
+        num_runs=args.num_runs,
+        concurrency=args.concurrency,
+        timeout_s=args.timeout,
+        trajectory_policy=args.trajectory_policy,
+        judge_model=getattr(args, "judge_model", None),
+        judge_cache=getattr(args, "judge_cache", None),
+        config=args.config,
+    )
+
+
+def gate_options(args: argparse.Namespace) -> GateOptions:
+    """The gate flags, checked (a bad policy is InputError before any agent runs)."""
+    from ..pipeline.gate import gate_options as checked
+
+    return checked(args.fail_on, args.min_delta)
+
+
+def shard(args: argparse.Namespace) -> tuple[int, int] | None:
+    if args.shard is None:
+        return None
+    from ..pipeline.shard import parse_shard
+
+    try:
+        return parse_shard(args.shard)
+    except ValueError as err:
+        raise InputError(str(err)) from None

@@ -1,0 +1,47 @@
+"""`compare`: a Results file against its baseline (and history), as the gate decides it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import args as common
+
+FORMATS = ("markdown", "summary", "table", "json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--baseline",
+        required=True,
+        metavar="BASE.json",
+        help="the baseline Results (from main); missing or unreadable means no baseline",
+    )
+    parser.add_argument("--current", required=True, metavar="CUR.json", help="the Results to judge")
+    common.add_gate_options(parser)
+    common.add_report_options(parser, FORMATS)
+    parser.add_argument("--out", metavar="FILE", help="write the output there instead of stdout")
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..compare import load_baseline, load_results
+    from ..pipeline.gate import Baseline, gate, verdict_code
+    from .output import emit, report
+
+    options = common.gate_options(args)
+    current = load_results(args.current)
+    results, reason = load_baseline(args.baseline)
+    history = tuple(b for b, _ in map(load_baseline, args.history) if b is not None)
+    diff = gate(current, Baseline(results, reason, history), options)
+    if diff.baseline is None:
+        print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
+    if args.format in ("markdown", "summary"):
+        text = report(diff, current, args)
+    elif args.format == "json":
+        text = diff.dump_json()
+    else:
+        from ..report.diff_console import table
+
+        text = table(diff)
+    emit(text, args.out)
+    return verdict_code(diff)

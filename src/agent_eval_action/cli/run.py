@@ -1,0 +1,139 @@
+"""`run`: the whole pipeline in one process: run the agent, score, gate (docs/cli.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
+from . import args as common
+
+if TYPE_CHECKING:
+    from ..pipeline.gate import GateOptions
+    from ..pipeline.job import Job
+    from ..pipeline.run_cases import CaseRuns
+    from ..runners import Runner
+
+FORMATS = ("table", "markdown", "summary", "json")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    common.add_eval_paths(parser)
+    common.add_agent(parser)
+    common.add_run_options(parser)
+    common.add_gate_options(parser)
+    add_output(parser)
+
+
+def add_output(parser: argparse.ArgumentParser) -> None:
+    common.add_report_options(parser, FORMATS)
+    parser.add_argument(
+        "--out",
+        default="results.json",
+        metavar="FILE",
+        help="where to write the Results (default results.json); diff.json goes beside it",
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    from ..pipeline.progress import Progress, quick_verdict
+    from ..pipeline.run_cases import run_cases
+
+    job, gate, runner = prepare(args, agent=True)
+    assert runner is not None
+    progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
+    with progress:
+        case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace)
+    return finish(args, job, case_runs, gate)
+
+
+def prepare(
+    args: argparse.Namespace, *, agent: bool = False
+) -> tuple[Job, GateOptions, Runner | None]:
+    """The job, the gate's options and (`agent`) the runner, every flag and file checked
+    before any agent runs."""
+    from ..pipeline.job import prepare as prepare_job
+    from ..runners import runner_from_args
+
+    shard = common.shard(args)
+    gate = common.gate_options(args)
+    runner = runner_from_args(args) if agent else None
+    job = prepare_job(
+        args.eval_paths,
+        common.run_options(args),
+        baseline=args.baseline,
+        history=args.history,
+        shard=shard,
+    )
+    return job, gate, runner
+
+
+def finish(args: argparse.Namespace, job: Job, case_runs: CaseRuns, gate: GateOptions) -> int:
+    """Score the case-runs, write the Results, print, and gate: shared by `run` and `score`."""
+    import os
+
+    from ..github.env import GitHubEnv
+    from ..pipeline import gate as gating
+    from ..pipeline.score import score
+
+    empty_shard = job.shard is not None and not job.plan.suite.case_count
+    scored = score(
+        job.plan,
+        case_runs,
+        job.options,
+        judge=None if empty_shard else job.judge,
+        baseline=job.baseline.results,
+        source=GitHubEnv.from_env(os.environ).source(),
+        shard=job.shard,
+        warnings=job.warnings,
+    )
+    results = scored.results
+    results.write(Path(args.out))
+    if empty_shard:
+        assert job.shard is not None
+        print(
+            f"shard {job.shard.index}/{job.shard.count} has no cases (the suite has "
+            f"{job.shard.cases_total}); wrote its empty Results to {args.out}",
+            file=sys.stderr,
+        )
+        return EXIT_PASS
+    if args.format in ("table", "json"):
+        from ..report.console import table
+
+        print(results.dump_json() if args.format == "json" else table(results))
+    if results.partial:
+        print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
+    if job.shard is not None and args.baseline is not None:
+        print(
+            f"shard {job.shard.index}/{job.shard.count}: not compared with the baseline "
+            "(a shard is not the whole suite); merge the shards' Results, then compare",
+            file=sys.stderr,
+        )
+        return gating.judged_code(results, scored.judged, EXIT_PASS)
+    code = gating.threshold_code(results)
+    if args.baseline is not None:
+        diff = gating.gate(results, job.baseline, gate)
+        diff_path = Path(args.out).with_name("diff.json")
+        diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
+        if args.format == "table":
+            from ..report.diff_console import table as diff_table
+
+            print("\n" + diff_table(diff))
+        elif args.format != "json":
+            from .output import report
+
+            print(report(diff, results, args))
+        code = gating.verdict_code(diff)
+    elif args.format in ("markdown", "summary"):
+        from ..compare import compare
+        from .output import report
+
+        print(
+            report(
+                compare(results, None, no_baseline_reason="no --baseline was given"), results, args
+            )
+        )
+    return gating.judged_code(results, scored.judged, code)

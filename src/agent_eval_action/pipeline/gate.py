@@ -1,0 +1,114 @@
+"""The gate stage: current Results against the baseline (and main's history) → Diff → exit code.
+
+One function decides for the CLI (`run --baseline`, `score`, `compare`) and for the action,
+so a local run and a PR agree. Exit codes: errors.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..compare import compare, flaky_in_history, load_baseline
+from ..compare.policy import parse_fail_on
+from ..core import Axis
+from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
+from ..results import Results, Status
+from .options import GateOptions
+
+if TYPE_CHECKING:
+    from ..compare.model import Diff
+    from ..metrics.judge import JudgeResults
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The baseline Results, or None and why there is none; older baselines from main."""
+
+    results: Results | None
+    reason: str | None = None
+    history: tuple[Results, ...] = field(default=())
+    warnings: tuple[str, ...] = ()  # for the Results: a baseline was named but is not usable
+
+    @property
+    def known(self) -> list[Results]:
+        """Every Results from main that tells about noise: the history and the baseline."""
+        return [*self.history, *([self.results] if self.results else [])]
+
+
+NONE_GIVEN = Baseline(None)
+
+
+def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
+    """A baseline named by path, with its history; a missing or unreadable one is "no
+    baseline", said loudly (a warning on stderr, and in the Results' warnings)."""
+    if path is None:
+        return NONE_GIVEN
+    results, reason = load_baseline(path)
+    older = tuple(b for b, _ in map(load_baseline, history) if b is not None)
+    warnings: tuple[str, ...] = ()
+    if results is None:
+        warnings = (f"warning: {no_baseline_warning(reason)}",)
+        print(warnings[0], file=sys.stderr)
+    return Baseline(results, reason, older, warnings)
+
+
+def no_baseline_warning(reason: str | None) -> str:
+    return (
+        f"NO BASELINE: {reason}; cases are judged by their thresholds and every judged "
+        "answer afresh"
+    )
+
+
+def gate_options(fail_on: str, min_delta: Sequence[tuple[Axis | None, float]]) -> GateOptions:
+    """`--fail-on` and `--min-delta` as GateOptions (a bad policy: InputError, exit 2)."""
+    return GateOptions(fail_on=tuple(parse_fail_on(fail_on)), min_delta=tuple(min_delta))
+
+
+def gate(
+    current: Results,
+    baseline: Baseline,
+    options: GateOptions,
+    *,
+    accepted: bool = False,
+) -> Diff:
+    """Compare with the baseline, noise-aware (cases flaky on main are known), and decide."""
+    return compare(
+        current,
+        baseline.results,
+        fail_on=options.fail_on,
+        min_delta=options.deltas(),
+        known_flaky=flaky_in_history(baseline.known),
+        no_baseline_reason=baseline.reason,
+        accepted=accepted,
+    )
+
+
+def verdict_code(diff: Diff) -> int:
+    return EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
+
+
+def threshold_code(results: Results) -> int:
+    """Without a baseline: pass only if there were cases and every one passed (ADK-like)."""
+    if results.cases and all(case.status == Status.PASSED for case in results.cases):
+        return EXIT_PASS
+    return EXIT_GATE_FAILED
+
+
+def judged_code(results: Results, judged: JudgeResults | None, code: int) -> int:
+    """The gate's exit code after saying what the judge could not do: exit 3 when only a
+    Gemini outage (after retries) kept the gate from a verdict."""
+    from .judge import blocked_by_outage, no_key_advice
+
+    if judged is not None and (advice := no_key_advice(judged)):
+        print(f"warning: {advice}", file=sys.stderr)
+    if code == EXIT_GATE_FAILED and blocked_by_outage(results, judged):
+        print(
+            "error: Gemini could not be reached for judged metrics (after retries); "
+            "no verdict, re-run later",
+            file=sys.stderr,
+        )
+        return EXIT_INFRASTRUCTURE
+    return code

@@ -1,0 +1,84 @@
+"""A job: everything decided before any agent runs — the suite, the plan, this shard's part
+of it, the baseline, the judge's settings. The agent stage and the score stage prepare the
+same job from the same inputs, whether they share a process or not, so bad input fails
+fast (exit 2) before an agent runs, and both stages agree on which case-runs exist.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InputError
+from .gate import NONE_GIVEN, Baseline, read_baseline
+from .options import RunOptions
+from .plan import Plan, plan
+
+if TYPE_CHECKING:
+    from ..metrics.judge import JudgeSettings
+    from ..results import Shard
+
+
+@dataclass
+class Job:
+    plan: Plan
+    options: RunOptions
+    baseline: Baseline = NONE_GIVEN
+    shard: Shard | None = None
+    judge: JudgeSettings | None = None  # None: no judged metric is configured
+    warnings: list[str] = field(default_factory=list)  # for the Results
+
+
+def prepare(
+    eval_paths: Sequence[str],
+    options: RunOptions,
+    *,
+    baseline: str | None = None,
+    history: Sequence[str] = (),
+    shard: tuple[int, int] | None = None,
+) -> Job:
+    """Load and check everything a run needs; InputError (exit 2) on any bad input."""
+    from ..evalset.loader import load_suite
+    from .shard import shard_plan
+
+    suite = load_suite(eval_paths, options.config)
+    for warning in suite.warnings:
+        print(warning, file=sys.stderr)
+    the_plan = plan(suite, options.num_runs, options.trajectory_policy)
+    the_baseline = read_baseline(baseline, history)
+    record = None
+    if shard is not None:
+        the_plan, record = shard_plan(the_plan, *shard, the_baseline.results)
+    return Job(
+        plan=the_plan,
+        options=options,
+        baseline=the_baseline,
+        shard=record,
+        judge=judge_settings(the_plan, options),
+        warnings=list(the_baseline.warnings),
+    )
+
+
+def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
+    """The judge's settings when a judged metric is configured (else None, and google-genai
+    is never imported); bad price tables and cache directories are bad input (exit 2)."""
+    from ..metrics.judge import judge_settings as settings_from
+    from .judge import judged_metrics
+
+    if not judged_metrics(the_plan):
+        return None
+    if options.judge_cache:
+        try:
+            Path(options.judge_cache).mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"--judge-cache: cannot create the directory: {err}") from None
+    return settings_from(
+        os.environ,
+        model_pin=options.judge_model,
+        cache_dir=options.judge_cache,
+        parallelism=options.concurrency,
+    )

@@ -1,0 +1,66 @@
+"""Every option of a run and of the gate, with its default declared once.
+
+The command line's flags (cli/), the action's inputs (action/settings.py) and action.yml's
+declared defaults (kept equal by tests/test_options.py) all take their defaults from here.
+This module stays light: the CLI imports it to build `--help`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..core import AXES, Axis
+
+TrajectoryPolicy = Literal["business", "strict"]
+TRAJECTORY_POLICIES: tuple[TrajectoryPolicy, ...] = ("business", "strict")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the agent is run and scored."""
+
+    num_runs: int = 1
+    concurrency: int = 8
+    timeout_s: float = 600.0
+    trajectory_policy: TrajectoryPolicy | None = None
+    judge_model: str | None = None  # pins the judge model of every judged criterion
+    judge_cache: str | None = None
+    config: str | None = None  # one test_config.json for every eval file
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """What fails the gate."""
+
+    fail_on: tuple[str, ...] = ("regression",)  # policies: compare/policy.py
+    # (axis or None for both, X) items in the order given, a later one winning; an axis
+    # not named keeps compare's default (compare/engine.py DEFAULT_MIN_DELTA)
+    min_delta: tuple[tuple[Axis | None, float], ...] = ()
+
+    def deltas(self) -> dict[Axis, float]:
+        """The min-delta given per axis (axes not named keep compare's defaults)."""
+        deltas: dict[Axis, float] = {}
+        for axis, value in self.min_delta:
+            for name in (axis,) if axis else AXES:
+                deltas[name] = value
+        return deltas
+
+    def recording(self) -> GateOptions:
+        """The options of a run that records results and gates on nothing."""
+        return GateOptions(fail_on=("never",), min_delta=self.min_delta)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    check_name: str = "agent-eval"  # names the check run and the comment's hidden marker
+
+
+@dataclass(frozen=True)
+class Defaults:
+    run: RunOptions = field(default_factory=RunOptions)
+    gate: GateOptions = field(default_factory=GateOptions)
+    report: ReportOptions = field(default_factory=ReportOptions)
+
+
+DEFAULTS = Defaults()
