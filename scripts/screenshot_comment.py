@@ -115,15 +115,18 @@ def example_comment() -> str:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from example_results import make
 
-    from agent_eval_action.compare import compare_files, load_results
+    from agent_eval_action.compare import load_results
+    from agent_eval_action.pipeline.gate import gate, read_baseline
+    from agent_eval_action.pipeline.options import DEFAULTS
     from agent_eval_action.report import markdown
 
     with tempfile.TemporaryDirectory() as tmp:
         base, current = make(Path(tmp))
-        diff = compare_files(str(current), str(base))
+        results = load_results(str(current))
+        diff = gate(results, read_baseline(str(base)), DEFAULTS.gate)
         return markdown.comment(
             diff,
-            load_results(str(current)),
+            results,
             markdown.Options(baseline_relation="the PR's merge-base"),
         )
 
