@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .core import CaseKey
 from .evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, SessionInput
 
 
@@ -20,6 +21,10 @@ class CaseRunRequest(BaseModel):
     run: int  # 1-based
     session_input: SessionInput | None = None
     user_contents: list[Content]
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
 
     @property
     def session_id(self) -> str:
@@ -58,3 +63,7 @@ class CaseRunTrace(BaseModel):
     turns: list[ActualTurn] = Field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)

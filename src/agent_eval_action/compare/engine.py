@@ -24,6 +24,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..core import CaseKey
 from ..evalset.models import share_fields_set
 from ..results import CaseResult, MetricResult, Results, Status
 from . import stats
@@ -63,7 +64,6 @@ _PRECEDENCE = [
     Change.UNCHANGED,
 ]
 
-CaseKey = tuple[str, str]
 _Diffs = TypeVar("_Diffs", CaseDiff, MetricDiff)
 
 
@@ -217,11 +217,11 @@ def _one_sided(
 def _compare_cases(
     baseline: Results, current: Results, policy: Policy, known_flaky: set[CaseKey]
 ) -> list[CaseDiff]:
-    before = {(c.eval_set_id, c.eval_id): c for c in baseline.cases}
-    now = {(c.eval_set_id, c.eval_id) for c in current.cases}
+    before = {c.key: c for c in baseline.cases}
+    now = {c.key for c in current.cases}
     diffs, pairs = [], []
     for case in current.cases:
-        key = (case.eval_set_id, case.eval_id)
+        key = case.key
         if key in before:
             diffs.append(_compare_case(before[key], case, policy, key in known_flaky))
             pairs.append((diffs[-1], before[key], case))

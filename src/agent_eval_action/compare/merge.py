@@ -53,7 +53,7 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
     owner: dict[tuple[str, str], str] = {}
     for name, results in shards:
         for case in results.cases:
-            key = (case.eval_set_id, case.eval_id)
+            key = case.key
             if key in owner:
                 raise InputError(f'case "{key[0]} / {key[1]}" is also in {owner[key]}', name)
             owner[key] = name

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from ..core import CaseKey
 from ..results import Status
 
 if TYPE_CHECKING:
@@ -49,12 +50,14 @@ def quick_verdict(plan: Plan) -> Verdict:
     """Score one finished case-run alone with the cheap deterministic metrics (see above)."""
     from .score import score_case
 
-    cases = {(s.eval_set_id, c.eval_id): (s, c) for s in plan.suite.eval_sets for c in s.cases}
+    cases = {
+        CaseKey(s.eval_set_id, c.eval_id): (s, c) for s in plan.suite.eval_sets for c in s.cases
+    }
 
     def verdict(trace: CaseRunTrace) -> Status | None:
         if trace.error is not None:
             return Status.ERRORED
-        eval_set, case = cases[(trace.eval_set_id, trace.eval_id)]
+        eval_set, case = cases[trace.key]
         metrics = {
             name: metric
             for name, metric in plan.metrics[eval_set.eval_set_id].items()

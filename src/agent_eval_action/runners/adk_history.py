@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import CaseKey
 from ..errors import InputError
 from ..evalset.models import Content
 from ..files import decode, read_bytes
@@ -42,7 +43,7 @@ NOT_IN_HISTORY = (
     "(run `adk eval` on it, or check its eval_set_id and eval_id)"
 )
 
-Key = tuple[str, str]  # (eval_set_id, eval_id)
+Key = CaseKey
 
 
 @dataclass(frozen=True)
@@ -127,11 +128,11 @@ def history_traces(
     """One trace per request, in request order, from the newest results of each case."""
     runs_wanted: dict[Key, int] = defaultdict(int)
     for request in requests:
-        key = (request.eval_set_id, request.eval_id)
+        key = request.key
         runs_wanted[key] = max(runs_wanted[key], request.run)
     traces = []
     for request in requests:
-        key = (request.eval_set_id, request.eval_id)
+        key = request.key
         entries = history.get(key, [])
         newest = entries[-runs_wanted[key] :]
         trace = CaseRunTrace(
