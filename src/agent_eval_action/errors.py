@@ -1,4 +1,4 @@
-"""Exit codes (DESIGN.md §2) and the one error type that means "bad input"."""
+"""Exit codes (docs/cli.md, "Exit codes") and the one error type that means "bad input"."""
 
 from __future__ import annotations
 

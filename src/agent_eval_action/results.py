@@ -1,4 +1,4 @@
-"""The Results file (`results.json`, schema "agent-eval-results/1"): DESIGN.md §4.
+"""The Results file (`results.json`, schema "agent-eval-results/1"): docs/results.md.
 
 Every later stage (baseline diff, reports, the action) reads this model, so it
 is versioned and its JSON Schema is exported to schemas/results.schema.json.

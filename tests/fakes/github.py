@@ -1,4 +1,4 @@
-"""A fake GitHub REST API on 127.0.0.1 (reference/github.md §1-4, §9), one per test.
+"""A fake GitHub REST API on 127.0.0.1 (shapes from GitHub's REST docs and OpenAPI description), one per test.
 
 It keeps issue comments, check runs, workflow runs, artifacts, pull requests and a small git
 object store (commits with parents and dates, blobs, trees, refs: enough for compare, the

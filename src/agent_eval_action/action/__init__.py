@@ -1,1 +1,1 @@
-"""The GitHub Action (DESIGN.md §5): its settings, the event that started it, the mode it runs in."""
+"""The GitHub Action (docs/action.md): its settings, the event that started it, the mode it runs in."""

@@ -1,4 +1,4 @@
-"""Which baseline a run compares with, from the `baseline` input (DESIGN.md §5):
+"""Which baseline a run compares with, from the `baseline` input (docs/action.md, "The baseline"):
 
 - `artifact`: the results artifact of the baseline branch's push run for the PR's
   merge-base, else the nearest older commit that has one (github/baseline.py);

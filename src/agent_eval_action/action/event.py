@@ -1,6 +1,6 @@
 """The event that started the workflow (`$GITHUB_EVENT_PATH`), and the mode it selects.
 
-Only the fields the action uses are read (reference: github.md §7); a missing one is a
+Only the fields the action uses are read (docs/action.md, "Modes"); a missing one is a
 one-line InputError naming the event file and the field.
 """
 

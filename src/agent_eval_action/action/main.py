@@ -1,4 +1,4 @@
-"""`agent-eval-action action`: the GitHub Action's entry point (DESIGN.md §5).
+"""`agent-eval-action action`: the GitHub Action's entry point (docs/action.md).
 
 Settings are parsed once from INPUT_* and GITHUB_*, the event picks the mode, and each mode
 wires the stages: baseline first (its judge verdicts and durations are reused), then the

@@ -1,4 +1,4 @@
-"""The modes (DESIGN.md §5): what the action does for each event, wired from the stages.
+"""The modes (docs/action.md, "Modes"): what the action does for each event, wired from the stages.
 
 `mode: comment` never runs or imports project code: it reads a finished PR run's artifact.
 """

@@ -1,5 +1,5 @@
 """The runner's file commands: step outputs (`GITHUB_OUTPUT`), the job summary
-(`GITHUB_STEP_SUMMARY`), and workflow commands on stdout (reference/github.md §5).
+(`GITHUB_STEP_SUMMARY`), and workflow commands on stdout (docs/action.md, "Outputs"; docs/security.md).
 
 Outputs are written as `name<<DELIMITER` blocks with a fresh random delimiter that the
 value cannot contain, so no value (a PR-controlled string, a multi-line path) can end its

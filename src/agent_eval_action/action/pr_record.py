@@ -3,7 +3,7 @@ the fork-safe `workflow_run` job (mode: comment) knows where to post.
 
 That job reads it from an artifact a fork's code could have written, so it is untrusted:
 it is parsed strictly, small, and only believed after GitHub confirms that this PR's head
-is the commit the triggering run ran on (reference/github.md §6).
+is the commit the triggering run ran on (docs/security.md).
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def output_values(
     comment_url: str | None = None,
     baseline_sha: str | None = None,
 ) -> dict[str, str]:
-    """The action's outputs (DESIGN.md §5)."""
+    """The action's outputs (docs/action.md, "Outputs")."""
     cases = diff.cases if diff is not None else []
     regressed = [c for c in cases if any(a in REGRESSIONS for a in c.axes.values())]
     failed = [c for c in results.cases if c.status != Status.PASSED] if results else []

@@ -1,4 +1,4 @@
-"""The action's settings, parsed once from the environment (DESIGN.md §5).
+"""The action's settings, parsed once from the environment (docs/action.md, "Inputs").
 
 Every input of action.yml arrives as `INPUT_<NAME-UPPERCASED>` with its hyphens kept
 (`num-runs` -> `INPUT_NUM-RUNS`); an empty value means the input's default. Each input has
@@ -97,7 +97,7 @@ class AdkApi:
 
 def clean_adk_api(text: str) -> AdkApi | None:
     """`URL APP`: the server of `adk api_server` and the agent's app name on it (there is no
-    adk-app input in DESIGN.md §5, so the one input carries both, as `--adk-api URL --adk-app APP`)."""
+    adk-app input (docs/action.md), so the one input carries both, as `--adk-api URL --adk-app APP`)."""
     if not text:
         return None
     parts = text.split()

@@ -1,5 +1,5 @@
 """The stages a mode is made of: run the evals (in a child process), compare with the
-baseline and publish, or only record the results (DESIGN.md §5)."""
+baseline and publish, or only record the results (docs/action.md, "Modes")."""
 
 from __future__ import annotations
 

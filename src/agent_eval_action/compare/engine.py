@@ -1,6 +1,6 @@
 """Compare a current Results with its baseline, case by case and metric by metric (pure).
 
-The rules (DESIGN.md §6; docs/statistics.md explains them in plain words):
+The rules (docs/statistics.md explains them in plain words):
 
 - A case whose runs all behaved the same on each side (same tool calls, same
   answers, same scores) is deterministic: any trajectory drop, a response drop

@@ -2,7 +2,7 @@
 
 A current Results that cannot be read is bad input (exit 2). A baseline that is
 missing, unreadable or of a newer schema is "no baseline", said loudly, never a
-crash (DESIGN.md §2): the comparison then falls back to thresholds.
+crash (docs/cli.md): the comparison then falls back to thresholds.
 """
 
 from __future__ import annotations

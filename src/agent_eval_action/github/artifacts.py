@@ -5,7 +5,7 @@ entry names that could escape a directory, duplicates, too many entries, encrypt
 corrupt data are refused, and sizes are counted while decompressing (a zip's headers can lie).
 Nothing is written to disk here; callers get the bytes of the files they asked for.
 
-upload-artifact v7 with `archive: false` stores one file as is (reference/github.md §1): bytes
+upload-artifact v7 with `archive: false` stores one file as is (docs/security.md, "Artifacts"): bytes
 that are not a zip are taken as that single file, `results.json`.
 """
 

@@ -6,7 +6,7 @@ would blame the PR for changes it does not contain. Only successful `push` runs 
 repository count (a fork's branch may be called `main` too). Anything that makes a candidate
 unusable (expired, tampered, unreadable, newer schema, partial) is skipped with its reason
 kept, and when nothing is found the answer is a `NoBaseline` whose reason is one plain
-sentence for the reports (DESIGN.md §2): never a crash. GitHub being down (5xx after the
+sentence for the reports (docs/action.md, "The baseline"): never a crash. GitHub being down (5xx after the
 client's retries, or unreachable) is different: the GitHubError propagates (exit 3).
 """
 

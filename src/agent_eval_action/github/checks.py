@@ -1,4 +1,4 @@
-"""Check runs (reference/github.md §3): one completed check run on the PR's head commit.
+"""Check runs (docs/action.md, "Publishing"): one completed check run on the PR's head commit.
 
 The Checks API takes at most 50 annotations per request and appends those of each update,
 so the first batch goes with the creation and the rest follow as updates; every update

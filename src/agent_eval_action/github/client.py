@@ -1,4 +1,4 @@
-"""A thin GitHub REST client on `requests` (reference/github.md §0, §1, §4).
+"""A thin GitHub REST client on `requests` (docs/reliability.md for retries and rate limits; docs/security.md for where the token goes).
 
 Retries 5xx and connection errors on GET/PATCH/PUT/DELETE only: a POST that may have been
 performed is never repeated blindly (the caller re-lists first). Rate-limited responses

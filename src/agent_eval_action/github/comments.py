@@ -1,7 +1,7 @@
 """The sticky PR comment: one comment per check name, found by its hidden marker and author.
 
 Update it when it exists, else create it; after creating, re-list and delete the duplicate a
-racing run may have created at the same moment, keeping the oldest (reference/github.md §2).
+racing run may have created at the same moment, keeping the oldest (docs/action.md, "Publishing").
 """
 
 from __future__ import annotations

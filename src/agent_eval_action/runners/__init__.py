@@ -1,4 +1,4 @@
-"""Runners: how the agent under test is run (DESIGN.md §3), chosen from the CLI flags."""
+"""Runners: how the agent under test is run (docs/runner-protocol.md, docs/cli.md), chosen from the CLI flags."""
 
 from __future__ import annotations
 
