@@ -68,6 +68,21 @@ def test_the_agent_never_sees_the_token(runner: Runner):
     assert TOKEN not in done.stdout.replace(f"::add-mask::{TOKEN}", "") + done.stderr
 
 
+def test_the_agent_runs_in_the_agent_stage_and_the_scores_come_from_another(runner: Runner):
+    _, payload = open_pr(runner)
+    evals = evalset(runner.tmp, "parent")
+    env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
+    done = runner.run(env)
+    assert done.returncode == 1, done.stderr  # "ok" was expected
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
+    parent = json.loads(answer["parts"][0]["text"])
+    # the worker's parent is the agent stage: `run-cases`, which neither judges nor scores
+    assert parent[1:4] == ["-m", "agent_eval_action", "run-cases"]
+    assert "--out" not in parent and "--fail-on" not in parent
+    assert results["run_config"]["runner"] == "command"  # scored from the stage's traces
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Runner, signum):
     _, payload = open_pr(runner)

@@ -68,6 +68,10 @@ def answer(message: dict) -> None:
                 ),
             }
         )
+    elif word == "parent":  # the command line of the process that started this worker
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+            argv = [a.decode() for a in f.read().split(b"\0") if a]
+        reply({"id": rid, "final_response": model_says(json.dumps(argv))})
     elif word == "spawn-hang":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         log({"child_pid": child.pid})
