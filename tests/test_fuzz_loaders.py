@@ -28,9 +28,9 @@ from agent_eval_action.action.event import load_event
 from agent_eval_action.action.settings import CLEANERS, input_env_name, parse_settings
 from agent_eval_action.compare.loading import load_baseline, load_results
 from agent_eval_action.errors import InputError
-from agent_eval_action.evalset.config import load_config
-from agent_eval_action.evalset.loader import load_suite
+from agent_eval_action.metrics.config import load_config
 from agent_eval_action.pipeline.plan import plan
+from agent_eval_action.pipeline.suite import load_suite
 from agent_eval_action.results import Results, Shard
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,7 +26,6 @@ from fakes.gemini import (
 )
 
 from agent_eval_action.cli import main
-from agent_eval_action.evalset.loader import load_suite
 from agent_eval_action.evalset.models import Content, FunctionCall, FunctionResponse
 from agent_eval_action.metrics.judge import settings
 from agent_eval_action.metrics.judge.cache import DirectoryCache
@@ -35,6 +34,7 @@ from agent_eval_action.metrics.judge.settings import JudgeSettings, RetryPolicy
 from agent_eval_action.pipeline.judge import judge_plan
 from agent_eval_action.pipeline.plan import plan
 from agent_eval_action.pipeline.score import build_results, score_plan
+from agent_eval_action.pipeline.suite import load_suite
 from agent_eval_action.results import JudgeSample, Results, RunConfig
 from agent_eval_action.traces import ActualTurn, CaseRunTrace
 

@@ -155,25 +155,30 @@ def test_sentences_and_labels():
 
 
 def test_the_key_changes_with_everything_that_decides_a_verdict():
-    base = ("verdict", "PROMPT", "gemini-2.5-flash", {}, 5)
+    base = ("verdict", "1", "PROMPT", "gemini-2.5-flash", {}, 5)
     variants = [
-        ("rubrics", "PROMPT", "gemini-2.5-flash", {}, 5),
-        ("verdict", "PROMPT ", "gemini-2.5-flash", {}, 5),
-        ("verdict", "PROMPT", "gemini-2.5-pro", {}, 5),
-        ("verdict", "PROMPT", "gemini-2.5-flash", {"temperature": 0.0}, 5),
-        ("verdict", "PROMPT", "gemini-2.5-flash", {}, 3),
+        ("rubrics", "1", "PROMPT", "gemini-2.5-flash", {}, 5),
+        ("verdict", "1", "PROMPT ", "gemini-2.5-flash", {}, 5),
+        ("verdict", "1", "PROMPT", "gemini-2.5-pro", {}, 5),
+        ("verdict", "1", "PROMPT", "gemini-2.5-flash", {"temperature": 0.0}, 5),
+        ("verdict", "1", "PROMPT", "gemini-2.5-flash", {}, 3),
     ]
     keys = {verdict_key(*base), *(verdict_key(*v) for v in variants)}
     assert len(keys) == 6
-    assert verdict_key(*base) == verdict_key("verdict", "PROMPT", "models/gemini-2.5-flash", {}, 5)
+    assert verdict_key(*base) == verdict_key(
+        "verdict", "1", "PROMPT", "models/gemini-2.5-flash", {}, 5
+    )
 
 
-def test_the_key_covers_the_parser_version(monkeypatch):
-    from agent_eval_action.metrics.judge import parsing
+def test_the_key_covers_the_parser_version():
+    from dataclasses import replace
 
-    before = verdict_key("verdict", "P", "m", {}, 1)
-    monkeypatch.setitem(parsing.PARSER_VERSIONS, "verdict", "2")
-    assert verdict_key("verdict", "P", "m", {}, 1) != before
+    from agent_eval_action.metrics.builtin.final_response_match_v2 import VERDICT
+
+    def key(request):
+        return verdict_key(request.name, request.parser_version, "P", "m", {}, 1)
+
+    assert key(replace(VERDICT, parser_version="2")) != key(VERDICT)
 
 
 # A template's text is tied to its version: changing a prompt without bumping its

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.errors import InputError
-from agent_eval_action.evalset.loader import load_suite
 from agent_eval_action.evalset.models import IntermediateData, InvocationEvents
+from agent_eval_action.pipeline.suite import load_suite
 
 USER = {"role": "user", "parts": [{"text": "What is the weather in Paris?"}]}
 ANSWER = {"role": "model", "parts": [{"text": "It is 18 degrees in Paris."}]}

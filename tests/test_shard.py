@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.cli import main
-from agent_eval_action.evalset.loader import load_suite
-from agent_eval_action.results import Results
 from agent_eval_action.pipeline.shard import parse_shard, partition
+from agent_eval_action.pipeline.suite import load_suite
+from agent_eval_action.results import Results
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 AGENT = shlex.join([sys.executable, str(EXAMPLES / "agent" / "support_agent.py")])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_eval_action.cli import main
-from agent_eval_action.evalset.loader import load_suite
+from agent_eval_action.pipeline.suite import load_suite
 
 USER = {"role": "user", "parts": [{"text": "hi"}]}
 ANSWER = {"role": "model", "parts": [{"text": "hello"}]}

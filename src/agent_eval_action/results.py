@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from .core import CaseKey, RunnerKind
+from .core import Axis, CaseKey, RunnerKind
 from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
 
 SCHEMA = "agent-eval-results/1"
@@ -102,7 +102,7 @@ class JudgeRecord(LeanModel):
 
 
 class MetricResult(LeanModel):
-    axis: Literal["trajectory", "response"]
+    axis: Axis
     score: float | None  # mean over runs, ADK semantics; None = could not be computed
     threshold: float
     status: Status

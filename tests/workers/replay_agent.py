@@ -9,7 +9,7 @@ ADK's evaluators give for expected against expected.
 import json
 import sys
 
-from agent_eval_action.evalset.loader import load_suite
+from agent_eval_action.pipeline.suite import load_suite
 
 
 def main() -> None:

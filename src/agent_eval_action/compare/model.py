@@ -12,11 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..core import Axis
 from ..results import Source, Status
 
 DIFF_SCHEMA = "agent-eval-diff/1"
-
-Axis = Literal["trajectory", "response"]
 
 
 class Change(StrEnum):

@@ -1,8 +1,10 @@
-"""Load eval files into a Suite: every case with its criteria and the line it starts on.
+"""Read one eval file: its cases, each with the line it starts on, in the EvalSet model
+whatever form the file has (an EvalSet, or one of ADK's legacy forms).
 
 Where ADK silently falls back to its legacy converter (and then fails with a
 KeyError far from the cause), this loader says what is wrong, in one line that
-names the file and the line.
+names the file and the line. Which files, and the test_config.json beside each, make
+the suite (pipeline/suite.py).
 """
 
 from __future__ import annotations
@@ -10,24 +12,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
+from pydantic_core import ErrorDetails
 
 from ..errors import InputError
 from ..files import decode, jsonpos, read_bytes, sha256
-from .config import EvalConfig, default_config, load_config
-from .discovery import EvalTarget, discover, display_path
+from .discovery import EvalTarget, display_path
 from .legacy import LegacyConverter, is_row_list
 from .models import EvalCase, EvalSet
 
-CONFIG_NAME = "test_config.json"
 INITIAL_SESSION_NAME = "initial.session.json"  # optional, beside a legacy .test.json
 
 Form = Literal["evalset", "legacy_rows", "legacy_cases"]
 
 
-class LoadedEvalSet(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+class EvalFile(BaseModel):
+    """One eval file's cases (those selected by FILE:id1,id2), and where each starts."""
 
     eval_set_id: str
     file: str
@@ -35,51 +36,9 @@ class LoadedEvalSet(BaseModel):
     form: Form
     cases: list[EvalCase]
     case_lines: dict[str, int]
-    config: EvalConfig
 
 
-class Suite(BaseModel):
-    eval_sets: list[LoadedEvalSet]
-    warnings: list[str] = Field(default_factory=list)
-
-    @property
-    def case_count(self) -> int:
-        return sum(len(s.cases) for s in self.eval_sets)
-
-
-def load_suite(eval_paths: list[str], config_path: str | None = None) -> Suite:
-    warnings: list[str] = []
-    override = load_config(Path(config_path), config_path, warnings) if config_path else None
-    configs: dict[Path, EvalConfig] = {}
-    eval_sets: list[LoadedEvalSet] = []
-    seen: dict[str, str] = {}
-    for target in discover(eval_paths):
-        config = override or _config_beside(target.path, configs, warnings)
-        loaded = load_eval_file(target, config, warnings)
-        if loaded.eval_set_id in seen:
-            raise InputError(
-                f'eval_set_id "{loaded.eval_set_id}" is also used by {seen[loaded.eval_set_id]}; '
-                "each eval set needs its own id",
-                loaded.file,
-            )
-        seen[loaded.eval_set_id] = loaded.file
-        eval_sets.append(loaded)
-    return Suite(eval_sets=eval_sets, warnings=warnings)
-
-
-def _config_beside(path: Path, cache: dict[Path, EvalConfig], warnings: list[str]) -> EvalConfig:
-    folder = path.parent
-    if folder not in cache:
-        candidate = folder / CONFIG_NAME
-        cache[folder] = (
-            load_config(candidate, display_path(candidate), warnings)
-            if candidate.is_file()
-            else default_config()
-        )
-    return cache[folder]
-
-
-def load_eval_file(target: EvalTarget, config: EvalConfig, warnings: list[str]) -> LoadedEvalSet:
+def load_eval_file(target: EvalTarget, warnings: list[str]) -> EvalFile:
     file = display_path(target.path)
     raw = read_bytes(target.path, file)
     located = jsonpos.parse(decode(raw, file), file)
@@ -106,14 +65,13 @@ def load_eval_file(target: EvalTarget, config: EvalConfig, warnings: list[str]) 
         )
     case_lines = _case_lines(eval_set, located, form, file)
     cases = _select(eval_set.eval_cases, target.ids, file)
-    return LoadedEvalSet(
+    return EvalFile(
         eval_set_id=eval_set.eval_set_id,
         file=file,
         file_sha256=sha256(raw),
         form=form,
         cases=cases,
         case_lines=case_lines,
-        config=config,
     )
 
 
@@ -230,7 +188,7 @@ class _EvalSetReader(jsonpos.FileReader):
 
     def _explain(self, err: ValidationError) -> InputError:
         """The most specific of pydantic's errors, as one line at the right place."""
-        best: tuple[int, jsonpos.Path, dict] | None = None
+        best: tuple[int, jsonpos.Path, ErrorDetails] | None = None
         for detail in err.errors():
             path, depth = self._resolve(detail["loc"])
             if best is None or depth > best[0]:

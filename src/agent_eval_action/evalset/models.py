@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasGenerator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import (
+    AliasGenerator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 # camelCase is accepted on input only; output is always snake_case, as ADK writes it.
@@ -93,8 +101,9 @@ class _Model(LeanModel):
 class _Sparse(_Model):
     """Serialised without its unset (None) fields: Results hold many of these."""
 
+    # No return annotation: pydantic would take it for the serialised JSON schema.
     @model_serializer(mode="wrap")
-    def _drop_none(self, handler):  # type: ignore[no-untyped-def]
+    def _drop_none(self, handler: SerializerFunctionWrapHandler):
         return {k: v for k, v in handler(self).items() if v is not None}
 
 

@@ -18,11 +18,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from ..core import Axis
 from ..evalset.models import IntermediateData, Invocation, InvocationEvents
-from .registry import Axis, Metric, RunScore
+from .criteria import Criterion, CustomCriterion
+from .registry import Metric, RunScore
 
 if TYPE_CHECKING:
-    from ..evalset.config import Criterion
     from ..traces import ActualTurn
 
 
@@ -75,10 +76,10 @@ def _adk_arguments(name: str, criterion: Criterion, invocations: list[list[Invoc
         from google.adk.evaluation.eval_case import Invocation as AdkInvocation
         from google.adk.evaluation.eval_metrics import BaseCriterion, EvalMetric
     except ImportError:
-        metric = SimpleNamespace(
+        ours = SimpleNamespace(
             metric_name=name, threshold=None, criterion=SimpleNamespace(**criterion_data)
         )
-        return metric, *invocations
+        return ours, *invocations
     metric = EvalMetric(metric_name=name, threshold=None, criterion=BaseCriterion(**criterion_data))
     converted = [
         [AdkInvocation.model_validate(i.model_dump(exclude_none=True)) for i in group]
@@ -126,7 +127,7 @@ def custom_metric(name: str, function_path: str, axis: Axis) -> Metric:
                 overall=None, error=f"{function_path} raised {type(err).__name__}: {err}"
             )
 
-    return Metric(name, axis, score_run, accepts_any_keys=True)
+    return Metric(name=name, kind=axis, score_run=score_run, criterion=CustomCriterion)
 
 
 async def _await(awaitable: Any) -> Any:

@@ -1,27 +1,25 @@
-"""Metrics by name: what each one scores, on which axis, and which criterion keys it takes.
+"""Metrics by name, each declared once, by the module that scores it (metrics/builtin/).
 
-A metric scores one case-run: the expected invocations from the eval file and
-the agent's actual turns. Built-in metrics register themselves here; custom
-metrics (test_config.json `custom_metrics`) are built per config.
+A metric scores one case-run: the expected invocations from the eval file and the
+agent's actual turns. Its declaration says everything else about it: its kind (the axis
+it can regress on, or informational), its criterion type (the options test_config.json
+may give it), and for an LLM-judged metric how the judge is asked
+(metrics/judge/metric.py: JudgedMetric). Custom metrics (test_config.json
+`custom_metrics`) are built per config (metrics/custom.py) and not registered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, ClassVar
+
+from ..core import Axis, MetricKind
+from .criteria import Criterion
 
 if TYPE_CHECKING:
-    from ..evalset.config import Criterion
     from ..evalset.models import Invocation
     from ..traces import ActualTurn
-
-Axis = Literal["trajectory", "response"]
-AXES: tuple[Axis, ...] = ("trajectory", "response")
-
-# Keys every criterion object may carry (ADK's BaseCriterion), and the LLM judge's.
-BASE_CRITERION_KEYS = frozenset({"threshold", "include_intermediate_responses_in_final"})
-JUDGE_CRITERION_KEYS = BASE_CRITERION_KEYS | {"judge_model_options"}
 
 
 @dataclass(frozen=True)
@@ -33,52 +31,84 @@ class RunScore:
     error: str | None = None  # why the score could not be computed
 
 
-ScoreRun = Callable[["Criterion", "Sequence[Invocation]", "Sequence[ActualTurn]"], RunScore]
+ScoreRun = Callable[[Criterion, "Sequence[Invocation]", "Sequence[ActualTurn]"], RunScore]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metric:
+    """A metric this tool computes: `score_run(criterion, expected, actual)` scores a run."""
+
     name: str
-    axis: Axis
+    kind: MetricKind
     score_run: ScoreRun
-    criterion_keys: frozenset[str] = BASE_CRITERION_KEYS
-    accepts_any_keys: bool = False  # custom metrics: their criteria are free-form
-    # LLM-judged: scored from the judge stage's verdicts (metrics/judge), not by score_run,
-    # which then only says why there is no verdict.
-    judged: bool = False
+    criterion: type[Criterion] = Criterion
+
+    # LLM-judged metrics (JudgedMetric) are scored from the judge stage's verdicts, not
+    # by score_run, which then only says why there is no verdict.
+    judged: ClassVar[bool] = False
+
+    @property
+    def axis(self) -> Axis:
+        """The axis a failure of this metric regresses (Results' `axis`)."""
+        if self.kind == "trajectory":
+            return "trajectory"
+        if self.kind == "response":
+            return "response"
+        raise ValueError(f"metric {self.name!r} is informational: it is on no axis")
 
 
-_BUILTIN: dict[str, Metric] = {}
+@dataclass(frozen=True, kw_only=True)
+class NotScored:
+    """An ADK metric this tool knows by name but does not compute: naming it in criteria
+    is an error that says why. `reason` None: ADK adds it to every result by itself."""
 
-# Metrics ADK knows that this tool cannot compute (yet), and why: naming one is an error.
-NOT_SUPPORTED: dict[str, str] = {
-    "response_evaluation_score": "it needs Vertex AI's evaluation service",
-    "per_turn_user_simulator_quality_v1": "conversation scenarios are not supported yet",
-    "multi_turn_task_success_v1": "multi-turn judged metrics are not supported yet",
-    "multi_turn_trajectory_quality_v1": "multi-turn judged metrics are not supported yet",
-    "multi_turn_tool_use_quality_v1": "multi-turn judged metrics are not supported yet",
-    "rubric_based_multi_turn_trajectory_quality_v1": "multi-turn judged metrics are not supported yet",
-}
+    name: str
+    kind: MetricKind
+    reason: str | None = None
 
-# ADK appends these informational metrics itself; naming one in criteria is an error there too.
-INFORMATIONAL = frozenset(
-    {"tool_call_count_v1", "inference_call_count_v1", "token_usage_v1", "invocation_duration_v1"}
-)
-
-
-def register(metric: Metric) -> Metric:
-    if metric.name in _BUILTIN:
-        raise ValueError(f"metric {metric.name!r} is registered twice")
-    _BUILTIN[metric.name] = metric
-    return metric
+    def error(self) -> str:
+        if self.reason is None:
+            return (
+                f'"{self.name}" is informational and added by ADK itself; remove it from criteria'
+            )
+        return f'metric "{self.name}" is not supported: {self.reason}'
 
 
-def builtin(name: str) -> Metric | None:
-    return _BUILTIN.get(name)
+_METRICS: dict[str, Metric] = {}
+_NOT_SCORED: dict[str, NotScored] = {}
 
 
-def builtin_names() -> list[str]:
-    return sorted(_BUILTIN)
+def register(entry: Metric | NotScored) -> None:
+    """Declare a built-in metric (or an ADK metric this tool does not compute)."""
+    if entry.name in _METRICS or entry.name in _NOT_SCORED:
+        raise ValueError(f"metric {entry.name!r} is declared twice")
+    if isinstance(entry, NotScored):
+        _NOT_SCORED[entry.name] = entry
+    else:
+        _METRICS[entry.name] = entry
+
+
+def find(name: str) -> Metric | None:
+    """The built-in metric of this name, if this tool computes it."""
+    return _METRICS.get(name)
+
+
+def not_scored(name: str) -> NotScored | None:
+    return _NOT_SCORED.get(name)
+
+
+def names() -> list[str]:
+    """The built-in metrics' names, sorted."""
+    return sorted(_METRICS)
+
+
+def metrics() -> list[Metric]:
+    """The built-in metrics, by name."""
+    return [_METRICS[name] for name in names()]
+
+
+def not_scored_entries() -> list[NotScored]:
+    return [_NOT_SCORED[name] for name in sorted(_NOT_SCORED)]
 
 
 def mean(values: Sequence[float | None]) -> float | None:

@@ -42,8 +42,8 @@ def prepare(
     shard: tuple[int, int] | None = None,
 ) -> Job:
     """Load and check everything a run needs; InputError (exit 2) on any bad input."""
-    from ..evalset.loader import load_suite
     from .shard import shard_plan
+    from .suite import load_suite
 
     suite = load_suite(eval_paths, options.config)
     for warning in suite.warnings:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..metrics.judge.evaluators import EVALUATORS, Evaluation, judge_header
+from ..metrics.judge.metric import Evaluation, JudgedMetric, judge_header
 from ..metrics.judge.outcome import CaseJudgement, JudgedRun, JudgeResults
 from ..metrics.judge.service import JudgeService
 from ..metrics.judge.settings import NO_KEY, JudgeSettings
@@ -41,10 +41,14 @@ async def judge_plan(
     jobs: list[tuple[CaseJudgement, str, int, Evaluation]] = []
     for eval_set in plan.suite.eval_sets:
         criteria = plan.criteria[eval_set.eval_set_id]
-        headers = {
-            name: judge_header(name, criteria[name], settings.model_pin)
+        to_judge = {
+            name: metric
             for name, metric in plan.metrics[eval_set.eval_set_id].items()
-            if metric.judged
+            if isinstance(metric, JudgedMetric)
+        }
+        headers = {
+            name: judge_header(metric, criteria[name], settings.model_pin)
+            for name, metric in to_judge.items()
         }
         if not headers:
             continue
@@ -58,7 +62,7 @@ async def judge_plan(
                     continue  # an errored run is not scored, so not judged either
                 for name, header in headers.items():
                     evaluation = Evaluation(
-                        name,
+                        to_judge[name],
                         criteria[name],
                         header,
                         case,
@@ -69,7 +73,7 @@ async def judge_plan(
                     )
                     jobs.append((judgement, name, trace.run, evaluation))
     try:
-        outcomes = await asyncio.gather(*(EVALUATORS[name](ev) for _, name, _, ev in jobs))
+        outcomes = await asyncio.gather(*(ev.evaluate() for _, _, _, ev in jobs))
     finally:
         await service.close()
     for (judgement, name, run, _), judged in zip(jobs, outcomes, strict=True):

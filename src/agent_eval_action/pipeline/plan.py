@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..core import CaseKey
-from ..evalset.config import Criterion
-from ..evalset.loader import LoadedEvalSet, Suite
-from ..metrics import Metric
+from ..metrics import Criterion, Metric
 from ..metrics.trajectory import MatchType
 from ..traces import CaseRunRequest
+from .suite import LoadedEvalSet, Suite
 
 TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
 

@@ -21,10 +21,8 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..evalset.config import Criterion
-from ..evalset.loader import LoadedEvalSet
 from ..evalset.models import EvalCase, Invocation
-from ..metrics import Metric, RunScore
+from ..metrics import Criterion, Metric, RunScore
 from ..results import (
     Actual,
     CaseResult,
@@ -49,6 +47,7 @@ if TYPE_CHECKING:
     from .options import RunOptions
     from .plan import Plan
     from .run_cases import CaseRuns
+    from .suite import LoadedEvalSet
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
@@ -272,10 +271,7 @@ def build_results(
                 file_sha256=s.file_sha256,
                 form=s.form,
                 config=s.config.source,
-                criteria={
-                    name: c.model_dump(mode="json", exclude_none=True)
-                    for name, c in plan.criteria[s.eval_set_id].items()
-                },
+                criteria={name: c.record() for name, c in plan.criteria[s.eval_set_id].items()},
             )
             for s in plan.suite.eval_sets
         ],

@@ -24,16 +24,17 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from ...results import JudgeSample, Results
-from .parsing import PARSER_VERSIONS
 
 KEY_FORMAT = "1"
 
 
-def verdict_key(request: str, prompt: str, model: str, config: dict, num_samples: int) -> str:
+def verdict_key(
+    request: str, parser_version: str, prompt: str, model: str, config: dict, num_samples: int
+) -> str:
     payload = {
         "key_format": KEY_FORMAT,
         "request": request,
-        "parser_version": PARSER_VERSIONS[request],
+        "parser_version": parser_version,
         "model": model.removeprefix("models/"),
         "generation_config": config,
         "num_samples": num_samples,

@@ -89,7 +89,8 @@ def developer_instructions(turn: ActualTurn, every_agent: bool = False) -> str:
         return "\n\n".join(texts) or NO_INSTRUCTIONS
     events = turn.invocation_events or []
     name = events[0].author if events else next(iter(agents), None)
-    return (agents.get(name) or {}).get("instructions") or NO_INSTRUCTIONS
+    agent = agents.get(name) if name is not None else None
+    return (agent or {}).get("instructions") or NO_INSTRUCTIONS
 
 
 def tool_declarations(turn: ActualTurn) -> str:
@@ -219,7 +220,9 @@ def _event_sections(content: Content | None) -> list[str]:
         sections.append(text)
     calls = [p.function_call for p in parts if p.function_call]
     if calls:
-        dumped = [{"name": c.name, "args": c.args if c.args is not None else {}} for c in calls]
+        dumped: list[dict[str, Any]] = [
+            {"name": c.name, "args": c.args if c.args is not None else {}} for c in calls
+        ]
         sections.append(f"tool_calls:\n{_dump(dumped)}")
     responses = [p.function_response for p in parts if p.function_response]
     if responses:

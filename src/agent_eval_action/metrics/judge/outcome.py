@@ -9,19 +9,11 @@ from dataclasses import dataclass, field
 from ...results import JudgeRecord, JudgeVerdict, Usage
 from ..registry import RunScore
 
-_REQUEST_ORDER = {"sentences": 0, "labels": 1}
-
-
-def _verdict_order(verdict: JudgeVerdict) -> tuple[int, int, int, int]:
-    """Stable order in Results (verdicts arrive as the calls finish)."""
-    step = -1 if verdict.step is None else verdict.step
-    return verdict.run, verdict.turn, step, _REQUEST_ORDER.get(verdict.request, 0)
-
 
 @dataclass
 class JudgedRun:
     score: RunScore
-    verdicts: list[JudgeVerdict] = field(default_factory=list)
+    verdicts: list[JudgeVerdict] = field(default_factory=list)  # by turn, step and request
     rubric_scores: dict[str, float | None] | None = None
     outage: bool = False  # a request failed because Gemini was unreachable after retries
     no_key: int = 0  # requests that needed a call but had no API key
@@ -45,9 +37,7 @@ class CaseJudgement:
         runs = sorted((run, judged) for (name, run), judged in self.runs.items() if name == metric)
         return header.model_copy(
             update={
-                "verdicts": sorted(
-                    (v for _, judged in runs for v in judged.verdicts), key=_verdict_order
-                ),
+                "verdicts": [v for _, judged in runs for v in judged.verdicts],
                 "rubric_scores": [
                     judged.rubric_scores for _, judged in runs if judged.rubric_scores is not None
                 ],

@@ -10,6 +10,9 @@ Semantics follow ADK's parsers; where ours is more tolerant or stricter it says 
   reads "not applicable" and "none" as "no"). A block without a property or verdict
   makes the whole answer unreadable, as ADK drops a partial parse.
 - sentences: `<sentence>…</sentence>`; labels: `sentence:` records with a `label:` line.
+
+Each parser's version is declared with the judged metric's request that uses it
+(metrics/builtin/): bump it there when a parser changes what it reads.
 """
 
 from __future__ import annotations
@@ -17,9 +20,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-
-# Bump one when its parser changes what it reads: the version is part of the verdict key.
-PARSER_VERSIONS = {"verdict": "1", "rubrics": "1", "sentences": "1", "labels": "1", "safety": "1"}
 
 _PASS = frozenset({"valid", "true", "yes"})
 _FAIL = frozenset({"invalid", "false", "no", "almost", "partially", "partially_valid"})

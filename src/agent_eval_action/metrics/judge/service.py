@@ -24,6 +24,7 @@ NO_KEY_REASON = (
 @dataclass(frozen=True)
 class Ask:
     request: str  # verdict, rubrics, sentences, labels, safety
+    parser_version: str  # of the parser that reads the answer (part of the key)
     prompt: str
     model: str
     config: dict[str, Any]
@@ -54,7 +55,9 @@ class JudgeService:
         self._in_flight = asyncio.Semaphore(settings.parallelism)
 
     async def ask(self, ask: Ask) -> Answer:
-        key = verdict_key(ask.request, ask.prompt, ask.model, ask.config, ask.num_samples)
+        key = verdict_key(
+            ask.request, ask.parser_version, ask.prompt, ask.model, ask.config, ask.num_samples
+        )
         earlier = self._asked.get(key)
         if earlier is not None:  # the same question in this run (e.g. another run, same answer)
             first = await asyncio.shield(earlier)

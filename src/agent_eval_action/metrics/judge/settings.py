@@ -14,7 +14,6 @@ from typing import Any
 
 from .pricing import PriceTable, load_prices
 
-DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
 NO_KEY = "no GOOGLE_API_KEY/GEMINI_API_KEY"
 PRICES_ENV = "AGENT_EVAL_JUDGE_PRICES"
 

@@ -3,67 +3,33 @@
 Accepts what ADK accepts (a number or an object per criterion, camelCase too,
 match_type as a name or an int, `custom_metrics`) and rejects, with the file and
 line, what ADK would silently misread: unknown metrics, thresholds outside
-[0, 1], bad match types. Misspelled criterion keys are warnings (ADK ignores them).
+[0, 1], bad match types. Each criterion is read into its metric's criterion type
+(metrics/criteria.py); a key that type does not declare is a warning (ADK ignores it).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
-from pydantic import (
-    AliasGenerator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    field_serializer,
-)
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_snake
+from pydantic.fields import FieldInfo
 
+from ..core import AXES, Axis
 from ..errors import InputError
 from ..files import jsonpos, read_text
-from ..metrics import AXES, Axis, Metric, registry
-from ..metrics.custom import custom_metric
-from ..metrics.trajectory import MatchType
-from .models import Rubric
+from . import registry
+from .criteria import Criterion, CustomCriterion
+from .custom import custom_metric
+from .registry import Metric
+from .trajectory import MatchType
 
 DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
 DEFAULTS_SOURCE = "ADK defaults"
 _TOP_LEVEL_KEYS = {"criteria", "custom_metrics", "user_simulator_config", "live_model_config"}
-
-
-class JudgeModelOptions(BaseModel):
-    """ADK's judge options for LLM-judged metrics (camelCase accepted)."""
-
-    model_config = ConfigDict(
-        alias_generator=AliasGenerator(validation_alias=to_camel),
-        populate_by_name=True,
-        extra="forbid",
-    )
-
-    judge_model: str = "gemini-2.5-flash"
-    judge_model_config: dict[str, Any] | None = None
-    num_samples: int = Field(5, ge=1)
-    parallelism_limit: int = Field(1, ge=1)
-
-
-class Criterion(BaseModel):
-    """One metric's criterion; keys a metric does not know are kept (custom metrics read them)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    threshold: float
-    match_type: MatchType = MatchType.EXACT
-    ignore_args: bool = False
-    judge_model_options: JudgeModelOptions | None = None
-    rubrics: list[Rubric] | None = None
-
-    @field_serializer("match_type")
-    def _match_type_name(self, value: MatchType) -> str:
-        return value.name
 
 
 class CustomMetricSpec(BaseModel):
@@ -84,7 +50,7 @@ class EvalConfig(BaseModel):
         for name in self.criteria:
             spec = self.custom_metrics.get(name)
             if spec is None:
-                metric = registry.builtin(name)
+                metric = registry.find(name)
                 assert metric is not None, name  # checked when the config was parsed
             else:
                 try:
@@ -97,19 +63,13 @@ class EvalConfig(BaseModel):
         return resolved
 
 
-_FLAGS = (
-    "ignore_args",
-    "include_intermediate_responses_in_final",
-    "evaluate_intermediate_nl_responses",
-)
-_TYPED_OPTIONS = {
-    "judge_model_options": TypeAdapter(JudgeModelOptions),
-    "rubrics": TypeAdapter(list[Rubric]),
-}
-
-
 def default_config() -> EvalConfig:
-    return EvalConfig(criteria={k: Criterion(threshold=v) for k, v in DEFAULT_CRITERIA.items()})
+    criteria = {}
+    for name, threshold in DEFAULT_CRITERIA.items():
+        metric = registry.find(name)
+        assert metric is not None, name
+        criteria[name] = metric.criterion(threshold=threshold)
+    return EvalConfig(criteria=criteria)
 
 
 def load_config(path: Path, display: str, warnings: list[str]) -> EvalConfig:
@@ -184,11 +144,7 @@ class _Parser(jsonpos.FileReader):
                     f'custom metric "{name}" needs "code_config": {{"name": "module.function"}}',
                     (*path, code_key),
                 )
-            if (
-                name in registry.INFORMATIONAL
-                or registry.builtin(name)
-                or name in registry.NOT_SUPPORTED
-            ):
+            if registry.find(name) or registry.not_scored(name):
                 raise self.error(
                     f'custom metric "{name}" has the name of one of ADK\'s metrics', path
                 )
@@ -204,19 +160,14 @@ class _Parser(jsonpos.FileReader):
         return specs
 
     def criterion(self, name: str, value: Any, path: jsonpos.Path, is_custom: bool) -> Criterion:
-        metric = registry.builtin(name)
+        metric = registry.find(name)
         if metric is None and not is_custom:
-            if name in registry.INFORMATIONAL:
-                raise self.error(
-                    f'"{name}" is informational and added by ADK itself; remove it from criteria',
-                    path,
-                )
-            if name in registry.NOT_SUPPORTED:
-                raise self.error(
-                    f'metric "{name}" is not supported: {registry.NOT_SUPPORTED[name]}', path
-                )
-            known = registry.builtin_names() + sorted(registry.NOT_SUPPORTED)
+            unscored = registry.not_scored(name)
+            if unscored is not None:
+                raise self.error(unscored.error(), path)
+            known = registry.names() + [e.name for e in registry.not_scored_entries() if e.reason]
             raise self.error(f'unknown metric "{name}"{_suggest(name, known)}', path)
+        kind = metric.criterion if metric is not None else CustomCriterion
         if isinstance(value, bool) or not isinstance(value, int | float | dict):
             raise self.error(f'criterion "{name}" must be a threshold number or an object', path)
         fields = (
@@ -224,23 +175,27 @@ class _Parser(jsonpos.FileReader):
             if isinstance(value, dict)
             else {"threshold": ("threshold", value)}
         )
-        if metric is not None:
-            allowed = sorted(metric.criterion_keys)
+        if not kind.free_form:
+            allowed = sorted(kind.model_fields)
             for snake, (key, _) in fields.items():
-                if snake not in metric.criterion_keys:
+                if snake not in kind.model_fields:
                     self.warn(
                         f'"{name}" has no option "{key}"; ADK ignores it silently{_suggest(snake, allowed)}',
                         (*path, key),
                     )
-        return self._build(name, {k: v for k, (_, v) in fields.items()}, fields, path)
+        return kind.model_validate(self._values(name, fields, path))
 
-    def _build(
-        self, name: str, values: dict[str, Any], fields: dict, path: jsonpos.Path
-    ) -> Criterion:
+    def _values(
+        self, name: str, fields: dict[str, tuple[str, Any]], path: jsonpos.Path
+    ) -> dict[str, Any]:
+        """The criterion's values, each option checked as the criterion type that declares it
+        checks it (whichever metric it is given to: one it does not suit keeps it, warned)."""
+
         def at(snake: str) -> jsonpos.Path:
             # a bare number or a missing key has no sub-path: the criterion's own line
             return (*path, fields[snake][0]) if snake in fields else path
 
+        values = {snake: value for snake, (_, value) in fields.items()}
         threshold = values.get("threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
@@ -249,23 +204,45 @@ class _Parser(jsonpos.FileReader):
                 f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold")
             )
         values["threshold"] = float(threshold)
-        if "match_type" in values:
-            try:
-                values["match_type"] = MatchType.parse(values["match_type"])
-            except ValueError as err:
-                raise self.error(f'criterion "{name}": {err}', at("match_type")) from None
-        for flag in _FLAGS:
-            if flag in values and not isinstance(values[flag], bool):
-                raise self.error(f'criterion "{name}": "{flag}" must be true or false', at(flag))
-        for key, adapter in _TYPED_OPTIONS.items():
-            if key in values:
+        for key, info in _options().items():
+            if key not in values:
+                continue
+            if info.annotation is MatchType:
                 try:
-                    values[key] = adapter.validate_python(values[key])
+                    values[key] = MatchType.parse(values[key])
+                except ValueError as err:
+                    raise self.error(f'criterion "{name}": {err}', at(key)) from None
+            elif info.annotation is bool:
+                if not isinstance(values[key], bool):
+                    raise self.error(f'criterion "{name}": "{key}" must be true or false', at(key))
+            else:
+                try:
+                    values[key] = _adapter(info.annotation).validate_python(values[key])
                 except ValidationError as err:
                     raise self.error(
                         f'criterion "{name}": {_first_error(fields[key][0], err)}', at(key)
                     ) from None
-        return Criterion(**values)
+        return values
+
+
+def _options() -> dict[str, FieldInfo]:
+    """Every option of every built-in metric's criterion type but the threshold, in the order
+    they are checked: match types, then flags, then the structured options."""
+    found: dict[str, FieldInfo] = {}
+    for metric in registry.metrics():
+        found.update(metric.criterion.model_fields)
+    found.pop("threshold", None)
+
+    def rank(item: tuple[str, FieldInfo]) -> int:
+        annotation = item[1].annotation
+        return 0 if annotation is MatchType else 1 if annotation is bool else 2
+
+    return dict(sorted(found.items(), key=rank))
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
 
 
 def _first_error(key: str, err: ValidationError) -> str:

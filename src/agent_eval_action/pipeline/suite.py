@@ -1,0 +1,65 @@
+"""The suite: every eval file the eval paths name, each with the test_config.json that
+applies to it (the --config file, else the one beside the eval file, else ADK's
+defaults). Assembled here, above evalset/ (one eval file) and metrics/ (one config), so
+that neither of those needs the other.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
+from ..evalset.discovery import discover, display_path
+from ..evalset.loader import EvalFile, load_eval_file
+from ..metrics.config import EvalConfig, default_config, load_config
+
+CONFIG_NAME = "test_config.json"
+
+
+class LoadedEvalSet(EvalFile):
+    """An eval file's cases and the config they are scored with."""
+
+    config: EvalConfig
+
+
+class Suite(BaseModel):
+    eval_sets: list[LoadedEvalSet]
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def case_count(self) -> int:
+        return sum(len(s.cases) for s in self.eval_sets)
+
+
+def load_suite(eval_paths: list[str], config_path: str | None = None) -> Suite:
+    warnings: list[str] = []
+    override = load_config(Path(config_path), config_path, warnings) if config_path else None
+    configs: dict[Path, EvalConfig] = {}
+    eval_sets: list[LoadedEvalSet] = []
+    seen: dict[str, str] = {}
+    for target in discover(eval_paths):
+        config = override or _config_beside(target.path, configs, warnings)
+        loaded = LoadedEvalSet(**dict(load_eval_file(target, warnings)), config=config)
+        if loaded.eval_set_id in seen:
+            raise InputError(
+                f'eval_set_id "{loaded.eval_set_id}" is also used by {seen[loaded.eval_set_id]}; '
+                "each eval set needs its own id",
+                loaded.file,
+            )
+        seen[loaded.eval_set_id] = loaded.file
+        eval_sets.append(loaded)
+    return Suite(eval_sets=eval_sets, warnings=warnings)
+
+
+def _config_beside(path: Path, cache: dict[Path, EvalConfig], warnings: list[str]) -> EvalConfig:
+    folder = path.parent
+    if folder not in cache:
+        candidate = folder / CONFIG_NAME
+        cache[folder] = (
+            load_config(candidate, display_path(candidate), warnings)
+            if candidate.is_file()
+            else default_config()
+        )
+    return cache[folder]
