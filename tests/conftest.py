@@ -1,5 +1,12 @@
+"""Fixtures for every test module, and the markers' rules (registered in pyproject.toml).
+
+Plain helpers live in tests/helpers/ (`from helpers.paths import ROOT`); nothing imports
+this module. Tiers and how to run them: tests/README.md.
+"""
+
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -7,10 +14,27 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.paths import ROOT, SHARED_FIXTURES, python_command
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adk-integration"
-WORKERS = Path(__file__).resolve().parent / "workers"
+ADK_MISSING = "needs google-adk, the adk extra: pip install -e '.[adk]' (or '.[dev]')"
+
+
+def _adk_installed() -> bool:
+    try:
+        return importlib.util.find_spec("google.adk") is not None
+    except ModuleNotFoundError:  # no `google` namespace at all
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`adk` tests skip, saying why, when google-adk is not installed; except in CI
+    (CI=true), which installs the dev extra: there they run, and fail."""
+    if _adk_installed() or os.environ.get("CI") == "true":
+        return
+    skip = pytest.mark.skip(reason=ADK_MISSING)
+    for item in items:
+        if item.get_closest_marker("adk") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)
@@ -53,13 +77,6 @@ def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return _write
 
 
-def python_command(script: Path, *args: str) -> str:
-    """A --command string running a script with this interpreter."""
-    import shlex
-
-    return shlex.join([sys.executable, str(script), *args])
-
-
 @pytest.fixture(scope="session")
 def openapi():
     """GitHub's OpenAPI description (.ci/run unpacks it); required when CI=true."""
@@ -89,8 +106,8 @@ def github_fake():
 
 @pytest.fixture
 def runner(github_fake, tmp_path: Path):
-    """The Actions runner's side of an action run against the fake GitHub (action_harness)."""
-    from action_harness import Runner
+    """The Actions runner's side of an action run against the fake GitHub (helpers/action_harness.py)."""
+    from helpers.action_harness import Runner
 
     return Runner(github_fake, tmp_path)
 
@@ -98,7 +115,7 @@ def runner(github_fake, tmp_path: Path):
 @pytest.fixture(scope="session")
 def baseline_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """main's Results: the example agent without its gold-tier shortcut (every case passes)."""
-    from action_harness import AGENT, EVALS, clean_env
+    from helpers.action_harness import AGENT, EVALS, clean_env
 
     work = tmp_path_factory.mktemp("baseline")
     fixed = work / "fixed_agent.py"

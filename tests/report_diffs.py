@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from factory import NOW, case, results
+from helpers.factory import NOW, case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.model import Diff

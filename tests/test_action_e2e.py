@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from action_harness import (
+from helpers.action_harness import (
     EVALS,
     REPO,
     TOKEN,
@@ -22,7 +22,7 @@ from action_harness import (
     repository,
     zipped,
 )
-from conftest import ROOT
+from helpers.paths import ROOT
 
 
 def test_pr_with_a_regression_posts_one_comment_a_failing_check_and_outputs(

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from action_harness import REPO, TOKEN, Runner, pr_payload
-from conftest import WORKERS, python_command
 from fakes.github import Fault, secondary_rate_limit
+from helpers.action_harness import REPO, TOKEN, Runner, pr_payload
+from helpers.paths import WORKERS, python_command
 
 SCRIPTED = WORKERS / "scripted_worker.py"
 SECRETS = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GH_TOKEN")

@@ -10,8 +10,8 @@ import json
 import zipfile
 from pathlib import Path
 
-from action_harness import AGENT, Runner, main_with_baseline, pr_payload, repository, zipped
-from conftest import python_command
+from helpers.action_harness import AGENT, Runner, main_with_baseline, pr_payload, repository, zipped
+from helpers.paths import python_command
 
 DATA_BRANCH = "agent-eval-data"
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_FIXTURES, WORKERS
+from helpers.paths import SHARED_FIXTURES, WORKERS
 
 from agent_eval_action.results import Results
 

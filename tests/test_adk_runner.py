@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from adk_agents import write_probe_agent
-from conftest import ROOT
+from helpers.adk_agents import write_probe_agent
+from helpers.paths import ROOT
 
 from agent_eval_action.cli import main
 from agent_eval_action.evalset.models import Content, SessionInput

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import python_command
-from factory import case, results
+from helpers.factory import case, results
+from helpers.paths import python_command
 
 import agent_eval_action
 from agent_eval_action.action.event import load_event

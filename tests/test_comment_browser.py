@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 from report_diffs import mixed
 
 from agent_eval_action.report import markdown

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from factory import case, results
+from helpers.factory import case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.model import Change, Pattern

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from factory import case, results
+from helpers.factory import case, results
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Shard

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factory import case, results
+from helpers.factory import case, results
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

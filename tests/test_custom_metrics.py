@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from conftest import WORKERS, python_command
+from helpers.paths import WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results
@@ -153,7 +153,7 @@ EVENTS_METRIC = textwrap.dedent(
 
 def test_with_an_adk_runner_custom_metrics_get_the_recorded_events(write):
     """As ADK's own inference gives them: intermediate data as the turn's events."""
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     write("events_metric.py", EVENTS_METRIC)
     write(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import ROOT
+from helpers.paths import ROOT
 
 DOC = ROOT / "docs" / "reliability.md"
 

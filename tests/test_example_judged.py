@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, python_command
 from fakes.gemini import FakeGemini
+from helpers.paths import ROOT, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from factory import case, results
+from helpers.factory import case, results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic.alias_generators import to_camel

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from factory import case, results
 from fakes.github import REPO, Fault
+from helpers.factory import case, results
 
 from agent_eval_action.compare.loading import load_baseline
 from agent_eval_action.github import commits

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from factory import case, results
 from fakes.github import REPO
+from helpers.factory import case, results
 
 from agent_eval_action.compare.loading import load_baseline
 from agent_eval_action.github.baseline import BaselineFound, NoBaseline

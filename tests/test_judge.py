@@ -13,7 +13,6 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import ROOT, WORKERS, python_command
 from fakes.gemini import (
     FakeGemini,
     blocked,
@@ -24,6 +23,7 @@ from fakes.gemini import (
     text,
     verdict,
 )
+from helpers.paths import ROOT, WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.evalset.models import Content, FunctionCall, FunctionResponse

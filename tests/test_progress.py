@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from conftest import WORKERS, python_command
+from helpers.paths import WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.pipeline.progress import Progress, progress_mode

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from factory import case
+from helpers.factory import case
 from report_diffs import huge, mixed, pair
 
 from agent_eval_action.report import check

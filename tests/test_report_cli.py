@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ROOT, python_command
+from helpers.paths import ROOT, python_command
 
 from agent_eval_action.cli import main
 

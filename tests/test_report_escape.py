@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from factory import case
+from helpers.factory import case
 from report_diffs import pair
 from test_report_markdown import structure, to_html
 

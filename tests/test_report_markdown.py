@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from factory import case, results
+from helpers.factory import case, results
 from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
 
 from agent_eval_action.compare import compare

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from agent_eval_action.results import SCHEMA, Results, json_schema_text
 

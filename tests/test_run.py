@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import ROOT, WORKERS, python_command
+from helpers.paths import ROOT, WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results

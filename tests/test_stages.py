@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import WORKERS, python_command
+from helpers.paths import WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results

@@ -14,8 +14,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from conftest import ROOT, python_command
 from fakes.github import REPO, REPO_ID
+
+from helpers.paths import ROOT, python_command
 
 AGENT = ROOT / "examples" / "agent" / "support_agent.py"
 EVALS = "examples/evals"
