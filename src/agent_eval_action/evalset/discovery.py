@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
-def discover(eval_paths: list[str]) -> list[EvalTarget]:
+def discover(eval_paths: Sequence[str]) -> list[EvalTarget]:
     if not eval_paths:
         raise InputError("no eval path given")
     targets: dict[Path, EvalTarget] = {}

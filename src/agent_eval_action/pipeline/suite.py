@@ -6,6 +6,7 @@ that neither of those needs the other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -33,7 +34,7 @@ class Suite(BaseModel):
         return sum(len(s.cases) for s in self.eval_sets)
 
 
-def load_suite(eval_paths: list[str], config_path: str | None = None) -> Suite:
+def load_suite(eval_paths: Sequence[str], config_path: str | None = None) -> Suite:
     warnings: list[str] = []
     override = load_config(Path(config_path), config_path, warnings) if config_path else None
     configs: dict[Path, EvalConfig] = {}
