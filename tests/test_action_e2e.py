@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from helpers.action_harness import (
     EVALS,
     REPO,
@@ -23,6 +24,8 @@ from helpers.action_harness import (
     zipped,
 )
 from helpers.paths import ROOT
+
+pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
 
 def test_pr_with_a_regression_posts_one_comment_a_failing_check_and_outputs(

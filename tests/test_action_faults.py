@@ -17,6 +17,8 @@ from fakes.github import Fault, secondary_rate_limit
 from helpers.action_harness import REPO, TOKEN, Runner, pr_payload
 from helpers.paths import WORKERS, python_command
 
+pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
+
 SCRIPTED = WORKERS / "scripted_worker.py"
 SECRETS = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "GH_TOKEN")
 FILE_COMMANDS = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV")  # the action's alone

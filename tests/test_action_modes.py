@@ -10,8 +10,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
 from helpers.action_harness import AGENT, Runner, main_with_baseline, pr_payload, repository, zipped
 from helpers.paths import python_command
+
+pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
 DATA_BRANCH = "agent-eval-data"
 
@@ -167,6 +170,7 @@ def test_a_missing_requirements_file_is_bad_input(runner: Runner, tmp_path: Path
     assert not (runner.out_dir / "results.json").exists()
 
 
+@pytest.mark.adk
 def test_the_adk_example_through_the_action(runner: Runner):
     """The flagship ADK agent (examples/customer_support), run in-process by the child `run`,
     as the dogfood workflow runs it: a push records it; a PR with the same agent passes."""

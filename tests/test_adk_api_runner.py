@@ -24,6 +24,8 @@ from agent_eval_action.runners.adk_events import new_session_id
 from agent_eval_action.runners.base import RunnerStartError
 from agent_eval_action.traces import CaseRunRequest
 
+# with -n, the tests of the module-scoped `adk api_server` share one worker and one server
+pytestmark = pytest.mark.xdist_group("adk_api_server")
 EXAMPLE = ROOT / "examples" / "customer_support"
 
 
@@ -99,6 +101,8 @@ def answers(trace) -> list[str]:
     return [turn.final_response.text() for turn in trace.turns]
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_served_example_scores_exactly_like_the_in_process_runner(server, tmp_path):
     evals = str(EXAMPLE / "evals")
     options = ["--num-runs", "2", "--concurrency", "4"]
@@ -139,6 +143,8 @@ def test_served_example_scores_exactly_like_the_in_process_runner(server, tmp_pa
     assert api.usage.prompt_tokens == local.usage.prompt_tokens > 0
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_sessions_are_seeded_unique_and_deleted(server):
     session = {"app_name": "ignored", "user_id": "user 9", "state": {"tier": "gold"}}
     traces = asyncio.run(
@@ -178,6 +184,8 @@ def test_sessions_are_seeded_unique_and_deleted(server):
         assert httpx.get(server + path).status_code == 404
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_agent_errors_and_hangs_fail_only_their_case_run(server):
     started = time.monotonic()
     traces = asyncio.run(
@@ -201,6 +209,8 @@ def test_agent_errors_and_hangs_fail_only_their_case_run(server):
     assert fine.error is None and answers(fine) == ["echo: hello"]
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_unknown_app_is_one_line_exit_2(server, capsys, write):
     write("evals/e.evalset.json", {"eval_set_id": "s", "eval_cases": [ECHO_CASE]})
     code = main(["run", "evals", "--adk-api", server, "--adk-app", "nope", "--out", "r.json"])
@@ -213,6 +223,8 @@ def test_unknown_app_is_one_line_exit_2(server, capsys, write):
     assert not Path("r.json").exists()
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_something_else_at_the_url_is_refused(server):
     with pytest.raises(RunnerStartError, match="answered HTTP 404; is this an `adk api_server`"):
         asyncio.run(run_api_suite([request("a", "hi")], server + "/elsewhere", "probe_api"))

@@ -17,6 +17,8 @@ from helpers.paths import ROOT
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results
 
+# with -n, the tests of the module-scoped `adk eval` run share one worker and one run
+pytestmark = pytest.mark.xdist_group("adk_eval")
 EXAMPLE = ROOT / "examples" / "customer_support"
 EVALSET = EXAMPLE / "evals" / "refund_flow.evalset.json"
 PASSED, FAILED = 1, 2  # ADK's EvalStatus, as written
@@ -110,6 +112,8 @@ def assert_same(ours: dict, adks: dict) -> None:
             assert our_scores[name] == pytest.approx(score, abs=1e-9), (eval_id, name)
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_run_agent_matches_adk_eval(adk_eval, tmp_path):
     code, results = run_ours(tmp_path, "--agent", str(EXAMPLE))
     adks = adk_behaviour(adk_eval)
@@ -156,6 +160,8 @@ def with_tool_uses(result: dict) -> dict:
     return old
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "variant",
     ["2.x per set", "1.22+ per case", "<=1.21 double-encoded per case", "<1.20 tool_uses"],
@@ -177,6 +183,8 @@ def test_history_in_every_format_scores_as_adk_did(adk_eval, tmp_path, variant):
         assert all(c.runs[0].invocations[0].duration_s > 0 for c in results.cases)
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_history_runs_pick_the_newest_results(adk_eval, tmp_path):
     older = copy.deepcopy(adk_eval)
     older["creation_timestamp"] -= 100
@@ -202,6 +210,8 @@ def test_history_runs_pick_the_newest_results(adk_eval, tmp_path):
     )
 
 
+@pytest.mark.adk
+@pytest.mark.e2e
 def test_history_gaps_and_mismatches_are_errored_with_a_note(adk_eval, tmp_path):
     result = copy.deepcopy(adk_eval)
     cases = {c["eval_id"]: c for c in result["eval_case_results"]}

@@ -19,6 +19,8 @@ eval_config = pytest.importorskip("google.adk.evaluation.eval_config")
 trajectory_evaluator = pytest.importorskip("google.adk.evaluation.trajectory_evaluator")
 final_response_match_v1 = pytest.importorskip("google.adk.evaluation.final_response_match_v1")
 
+pytestmark = pytest.mark.adk
+
 # ADK's registry maps these names to these evaluators (it needs pandas to import, so
 # the same mapping is written out here).
 ADK_EVALUATORS = {

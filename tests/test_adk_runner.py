@@ -52,6 +52,7 @@ def calls(trace: CaseRunTrace) -> list[list[tuple[str, dict]]]:
 # --- the flagship example, end to end through the CLI -------------------------------------
 
 
+@pytest.mark.adk
 def test_quickstart_example_runs_end_to_end(tmp_path, capsys):
     out = tmp_path / "results.json"
     code = main(["run", str(EXAMPLE / "evals"), "--agent", str(EXAMPLE), "--out", str(out)])
@@ -88,6 +89,7 @@ def test_quickstart_example_runs_end_to_end(tmp_path, capsys):
     assert "6 cases: 5 passed, 1 failed" in capsys.readouterr().out
 
 
+@pytest.mark.adk
 def test_session_state_drives_the_example_agent():
     evalset = json.loads((EXAMPLE / "evals" / "refund_flow.evalset.json").read_text())
     case = next(c for c in evalset["eval_cases"] if c["eval_id"] == "damaged_item_refund")
@@ -111,6 +113,7 @@ def test_session_state_drives_the_example_agent():
 # --- sessions, capture ------------------------------------------------------------------
 
 
+@pytest.mark.adk
 def test_session_is_seeded_from_session_input_and_fresh_per_run(tmp_path):
     agent = write_probe_agent(tmp_path)
     session = {
@@ -138,6 +141,7 @@ def test_session_is_seeded_from_session_input_and_fresh_per_run(tmp_path):
     assert json.loads(answer(traces[2], 1))["session_id"] == default["session_id"]
 
 
+@pytest.mark.adk
 def test_turn_capture_keeps_calls_responses_intermediate_text_and_usage(tmp_path):
     agent = write_probe_agent(tmp_path)
     [trace] = run_suite(agent, [request("c", "think", "whoami")])
@@ -165,6 +169,7 @@ def test_turn_capture_keeps_calls_responses_intermediate_text_and_usage(tmp_path
     assert think.duration_s > 0
 
 
+@pytest.mark.adk
 @pytest.mark.parametrize(
     "event, final",
     [
@@ -208,12 +213,14 @@ def test_final_response_rule_on_json_matches_adk(event, final):
 # --- agent module forms, .env ----------------------------------------------------------
 
 
+@pytest.mark.adk
 def test_app_is_preferred_and_its_plugins_apply(tmp_path):
     agent = write_probe_agent(tmp_path, export="app")
     [trace] = run_suite(agent, [request("a", "hello")])
     assert answer(trace) == "ECHO: HELLO"
 
 
+@pytest.mark.adk
 def test_get_agent_async_is_awaited_and_its_exit_stack_closed(tmp_path):
     agent = write_probe_agent(tmp_path, export="get_agent_async")
     [trace] = run_suite(agent, [request("a", "hello")])
@@ -221,6 +228,7 @@ def test_get_agent_async_is_awaited_and_its_exit_stack_closed(tmp_path):
     assert (agent / "closed.txt").read_text() == "closed"
 
 
+@pytest.mark.adk
 def test_dotenv_is_loaded_without_overriding_set_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("PROBE_KEPT", "from the environment")
     monkeypatch.delenv("PROBE_GREETING", raising=False)
@@ -234,6 +242,7 @@ def test_dotenv_is_loaded_without_overriding_set_variables(tmp_path, monkeypatch
     monkeypatch.delenv("PROBE_GREETING")  # loaded into os.environ: leave none behind
 
 
+@pytest.mark.adk
 def test_dotenv_is_skipped_when_adk_is_told_to(tmp_path, monkeypatch):
     monkeypatch.delenv("PROBE_GREETING", raising=False)
     monkeypatch.setenv("ADK_DISABLE_LOAD_DOTENV", "yes")
@@ -242,6 +251,7 @@ def test_dotenv_is_skipped_when_adk_is_told_to(tmp_path, monkeypatch):
     assert json.loads(answer(trace))["greeting"] == "unset"
 
 
+@pytest.mark.adk
 def test_dotenv_is_found_above_the_agent_as_adk_finds_it(tmp_path, monkeypatch):
     monkeypatch.delenv("PROBE_GREETING", raising=False)
     (tmp_path / ".env").write_text("PROBE_GREETING=from the parent\n")
@@ -254,6 +264,7 @@ def test_dotenv_is_found_above_the_agent_as_adk_finds_it(tmp_path, monkeypatch):
 # --- failures, timeouts, concurrency -----------------------------------------------------
 
 
+@pytest.mark.adk
 def test_failures_and_hangs_fail_only_their_case_run(tmp_path):
     agent = write_probe_agent(tmp_path)
     started = time.monotonic()
@@ -298,6 +309,7 @@ def test_a_cancellation_escaping_the_agent_fails_its_case_run_only():
     assert trace.error == "the agent's run was cancelled (asyncio.CancelledError) at turn 1 of 2"
 
 
+@pytest.mark.adk
 def test_concurrency_is_honoured_and_runs_overlap(tmp_path):
     agent = write_probe_agent(tmp_path)
     requests = [request(f"c{i}", "slow") for i in range(6)]
@@ -311,6 +323,7 @@ def test_concurrency_is_honoured_and_runs_overlap(tmp_path):
     assert elapsed < 6 * 0.3  # two waves of 0.3 s, not six (plus agent import)
 
 
+@pytest.mark.adk
 def test_cli_num_runs_and_json_results(tmp_path, write):
     agent = write_probe_agent(tmp_path / "agents")
     write(
@@ -364,6 +377,7 @@ def bad_agent(tmp_path: Path, kind: str) -> Path:
     return directory
 
 
+@pytest.mark.adk
 @pytest.mark.parametrize(
     "kind, message",
     [
@@ -388,6 +402,7 @@ def test_bad_agent_directory_is_one_line_exit_2(tmp_path, write, capsys, kind, m
         assert err[0].endswith(f"({agent.name}/agent.py:3)")
 
 
+@pytest.mark.adk
 def test_a_package_name_already_taken_is_refused(tmp_path, write, capsys):
     write("evals/e.evalset.json", {"eval_set_id": "s", "eval_cases": [ECHO_CASE]})
     first = write_probe_agent(tmp_path / "one", name="probe_taken")
@@ -424,6 +439,8 @@ ECHO_CASE = {
 # --- cancellation -------------------------------------------------------------------------
 
 
+@pytest.mark.e2e
+@pytest.mark.adk
 def test_sigterm_stops_cleanly_with_partial_results(tmp_path, write):
     agent = write_probe_agent(tmp_path / "agents")
     hang = {

@@ -20,6 +20,8 @@ from agent_eval_action.report import markdown
 sys.path.insert(0, str(ROOT / "scripts"))
 import screenshot_comment as browser
 
+pytestmark = pytest.mark.browser
+
 SCREENSHOT = Path("/tmp/agent-eval-action/comment-test.png")
 
 if reason := browser.missing():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from helpers.paths import WORKERS, python_command
 
 from agent_eval_action.cli import main
@@ -83,6 +84,7 @@ def spec(function: str, **extra) -> dict:
     return {"code_config": {"name": f"my_metrics.{function}"}, **extra}
 
 
+@pytest.mark.adk
 def test_custom_metric_gets_adk_types_and_scores_per_turn(write):
     code, results = run(write, {"short_answers": 0.5}, {"short_answers": spec("short_answers")})
     metric = results.cases[0].metrics["short_answers"]
@@ -95,6 +97,7 @@ def test_custom_metric_gets_adk_types_and_scores_per_turn(write):
     assert code == 0
 
 
+@pytest.mark.adk
 def test_async_custom_metric_with_declared_axis(write):
     code, results = run(
         write, {"used_tools": 1.0}, {"used_tools": spec("used_tools", axis="trajectory")}
@@ -104,6 +107,7 @@ def test_async_custom_metric_with_declared_axis(write):
     assert code == 0
 
 
+@pytest.mark.adk
 def test_a_failing_custom_metric_is_not_evaluated_and_never_passes(write):
     code, results = run(
         write,
@@ -118,6 +122,7 @@ def test_a_failing_custom_metric_is_not_evaluated_and_never_passes(write):
     assert case.status == "not_evaluated" and code == 1
 
 
+@pytest.mark.adk
 def test_custom_metric_mixed_with_builtins(write):
     _, results = run(
         write,
@@ -151,6 +156,7 @@ EVENTS_METRIC = textwrap.dedent(
 )
 
 
+@pytest.mark.adk
 def test_with_an_adk_runner_custom_metrics_get_the_recorded_events(write):
     """As ADK's own inference gives them: intermediate data as the turn's events."""
     from helpers.paths import ROOT

@@ -35,6 +35,8 @@ from google.adk.evaluation.rubric_based_final_response_quality_v1 import (
 )
 from google.genai import types
 
+pytestmark = pytest.mark.adk
+
 
 class Script:
     """Per turn marker, the judge's answers in order; each side gets a fresh copy."""

@@ -20,6 +20,8 @@ eval_case = pytest.importorskip("google.adk.evaluation.eval_case")
 eval_metrics = pytest.importorskip("google.adk.evaluation.eval_metrics")
 genai_types = pytest.importorskip("google.genai.types")
 
+pytestmark = pytest.mark.adk
+
 TOLERANCE = 1e-9
 # A response: the texts of its parts (None for a part without text).
 Response = list[str | None]

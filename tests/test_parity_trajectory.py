@@ -26,6 +26,8 @@ eval_case = pytest.importorskip("google.adk.evaluation.eval_case")
 eval_metrics = pytest.importorskip("google.adk.evaluation.eval_metrics")
 genai_types = pytest.importorskip("google.genai.types")
 
+pytestmark = pytest.mark.adk
+
 Criterion = eval_metrics.ToolTrajectoryCriterion
 MODES = [(m, ignore) for m in MatchType for ignore in (False, True)]
 TOLERANCE = 1e-9
