@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core import CaseKey
 from ..metrics.judge.metric import Evaluation, JudgedMetric, judge_header
 from ..metrics.judge.outcome import CaseJudgement, JudgedRun, JudgeResults
 from ..metrics.judge.service import JudgeService
@@ -33,9 +34,9 @@ async def judge_plan(
 ) -> JudgeResults:
     import asyncio
 
-    by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
+    by_case: dict[CaseKey, list[CaseRunTrace]] = defaultdict(list)
     for trace in traces:
-        by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
+        by_case[trace.key].append(trace)
     service = JudgeService(settings, baseline)
     results = JudgeResults()
     jobs: list[tuple[CaseJudgement, str, int, Evaluation]] = []
@@ -55,9 +56,10 @@ async def judge_plan(
         for case in eval_set.cases:
             if case.conversation is None:
                 continue
+            key = CaseKey(eval_set.eval_set_id, case.eval_id)
             judgement = CaseJudgement(headers=dict(headers))
-            results.cases[(eval_set.eval_set_id, case.eval_id)] = judgement
-            for trace in by_case.get((eval_set.eval_set_id, case.eval_id), []):
+            results.cases[key] = judgement
+            for trace in by_case.get(key, []):
                 if trace.error is not None or len(trace.turns) != len(case.conversation):
                     continue  # an errored run is not scored, so not judged either
                 for name, header in headers.items():
@@ -103,7 +105,7 @@ def blocked_by_outage(results: Results, judged: JudgeResults | None) -> bool:
     outage = judged.outage_cases
     unpassed = [c for c in results.cases if c.status != Status.PASSED]
     return bool(unpassed) and all(
-        c.status == Status.NOT_EVALUATED and (c.eval_set_id, c.eval_id) in outage for c in unpassed
+        c.status == Status.NOT_EVALUATED and c.key in outage for c in unpassed
     )
 
 

@@ -60,13 +60,15 @@ def restrict(plan: Plan, cases: set[CaseKey]) -> Plan:
     """The plan for some of its cases only (a shard): every eval set stays, so Results list
     the whole suite's eval files and criteria, as every shard of it does."""
     eval_sets = [
-        s.model_copy(update={"cases": [c for c in s.cases if (s.eval_set_id, c.eval_id) in cases]})
+        s.model_copy(
+            update={"cases": [c for c in s.cases if CaseKey(s.eval_set_id, c.eval_id) in cases]}
+        )
         for s in plan.suite.eval_sets
     ]
     return replace(
         plan,
         suite=plan.suite.model_copy(update={"eval_sets": eval_sets}),
-        requests=[r for r in plan.requests if (r.eval_set_id, r.eval_id) in cases],
+        requests=[r for r in plan.requests if r.key in cases],
     )
 
 

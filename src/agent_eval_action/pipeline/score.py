@@ -21,6 +21,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 from .. import __version__
+from ..core import CaseKey
 from ..evalset.models import EvalCase, Invocation
 from ..metrics import Criterion, Metric, RunScore
 from ..results import (
@@ -216,14 +217,14 @@ def score_plan(
     plan: Plan, traces: Sequence[CaseRunTrace], judged: JudgeResults | None = None
 ) -> list[CaseResult]:
     """Pure: judged metrics score from `judged`, the judge stage's verdicts (when it ran)."""
-    by_case: dict[tuple[str, str], list[CaseRunTrace]] = defaultdict(list)
+    by_case: dict[CaseKey, list[CaseRunTrace]] = defaultdict(list)
     for trace in traces:
-        by_case[(trace.eval_set_id, trace.eval_id)].append(trace)
+        by_case[trace.key].append(trace)
     cases = []
     for eval_set in plan.suite.eval_sets:
         for case in eval_set.cases:
             runs = sorted(
-                by_case.get((eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run
+                by_case.get(CaseKey(eval_set.eval_set_id, case.eval_id), []), key=lambda t: t.run
             )
             cases.append(
                 score_case(
