@@ -10,14 +10,14 @@ import json
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
 from .core import Axis, CaseKey, RunnerKind
 from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
 
-SCHEMA = "agent-eval-results/1"
+SCHEMA: Final = "agent-eval-results/1"
 
 
 class Status(StrEnum):

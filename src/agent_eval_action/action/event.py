@@ -7,6 +7,7 @@ one-line InputError naming the event file and the field.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,7 +245,7 @@ def _workflow_dispatch(p: _Payload) -> WorkflowDispatchEvent:
     )
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[_Payload], Event]] = {
     "pull_request": _pull_request,
     "merge_group": _merge_group,
     "push": _push,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from ..core import Axis
 from ..errors import InputError
 from ..github.env import GitHubEnv
 from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions
@@ -134,7 +135,7 @@ def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
         return None
     if text not in TRAJECTORY_POLICIES:
         raise _bad("trajectory-policy", f"must be business or strict, got {text!r}")
-    return text  # type: ignore[return-value]
+    return text
 
 
 def clean_mode(text: str) -> Literal["auto", "run", "compare", "comment", "merge"]:
@@ -184,7 +185,7 @@ def clean_fail_on(text: str) -> tuple[str, ...]:
         raise _bad("fail-on", err.message.removeprefix("--fail-on: ")) from None
 
 
-def clean_min_delta(text: str) -> tuple[tuple[str | None, float], ...]:
+def clean_min_delta(text: str) -> tuple[tuple[Axis | None, float], ...]:
     """`[AXIS=]X` items as `--min-delta` takes them, separated by commas or spaces."""
     from ..compare.policy import parse_min_delta
 
@@ -303,7 +304,7 @@ class Settings:
     baseline_workflow: str | None
     baseline_branch: str | None
     fail_on: tuple[str, ...]
-    min_delta: tuple[tuple[str | None, float], ...]
+    min_delta: tuple[tuple[Axis | None, float], ...]
     comment: bool
     check_name: str
     output_dir: str

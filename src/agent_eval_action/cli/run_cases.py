@@ -28,6 +28,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import TracesWriter, run_cases
     from ..runners import runner_from_args
+    from ..traces import CaseRunTrace
 
     shard = common.shard(args)
     runner = runner_from_args(args)
@@ -35,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
     writer = TracesWriter(Path(args.traces), runner)
     progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
 
-    def on_trace(trace):  # type: ignore[no-untyped-def]
+    def on_trace(trace: CaseRunTrace) -> None:
         writer.add(trace)
         progress.on_trace(trace)
 

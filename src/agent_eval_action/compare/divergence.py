@@ -66,12 +66,14 @@ def _pick_run(
 
 
 def _departs(inv: InvocationRecord, axis: str) -> bool:
-    """Whether a turn's actual behaviour differs from its expectation on this axis."""
+    """Whether a finished turn's actual behaviour differs from its expectation on this axis."""
+    actual = inv.actual
+    assert actual is not None  # only finished turns are compared
     if axis == "trajectory":
-        return [call_text(c) for c in inv.actual.tool_uses] != [
+        return [call_text(c) for c in actual.tool_uses] != [
             call_text(c) for c in inv.expected.tool_uses
         ]
-    return _answer(inv.actual.final_response) != _answer(inv.expected.final_response)
+    return _answer(actual.final_response) != _answer(inv.expected.final_response)
 
 
 def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> TurnDiff | None:
@@ -86,7 +88,11 @@ def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> T
 
     def changed(index: int, inv: InvocationRecord) -> bool:
         before = before_turns[index].actual if index < len(before_turns) else None
-        return before is not None and _behaviour(before) != _behaviour(inv.actual)
+        return (
+            before is not None
+            and inv.actual is not None
+            and _behaviour(before) != _behaviour(inv.actual)
+        )
 
     turn = next((i for i, inv in finished if changed(i, inv)), None)
     if turn is None:

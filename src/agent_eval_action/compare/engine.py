@@ -392,7 +392,8 @@ def _threshold_only(metric: MetricResult, why: str) -> tuple[Change, str]:
 def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
     """Noisy metrics with enough runs: significant after Benjamini-Hochberg are real changes."""
     tested = [m for d in diffs for m in d.metrics if m.p_value is not None]
-    significant = stats.benjamini_hochberg([m.p_value for m in tested], policy.case_alpha)
+    p_values = [m.p_value for m in tested if m.p_value is not None]
+    significant = stats.benjamini_hochberg(p_values, policy.case_alpha)
     for metric, real in zip(tested, significant, strict=True):
         if not real:
             continue
@@ -444,7 +445,8 @@ def _axis_runs(metrics: list[MetricDiff], side: str) -> list[float]:
 def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
     """Per axis, a stratified shuffle test over the noisy cases: did they get worse together?"""
     axes: tuple[Axis, ...] = ("trajectory", "response")
-    arrays, deltas = [], {axis: [] for axis in axes}
+    arrays: list = []
+    deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
     for case in cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
             continue

@@ -97,29 +97,29 @@ def _parse_lean(text: str, display: str) -> Results | None:
     The outcome is _parse_whole's: a JSON error first (None), then the schema's, then
     validation's (None).
     """
-    scan, space = _decoder().raw_decode, _SPACE.match
+    scan = _decoder().raw_decode
     try:
-        at = space(text, 0).end()
+        at = _skip(text, 0)
         if not text.startswith("{", at):
             return None
         top: dict[str, Any] = {}
-        at = space(text, at + 1).end()
+        at = _skip(text, at + 1)
         while text.startswith('"', at):
             key, at = scan(text, at)
-            at = space(text, at).end()
+            at = _skip(text, at)
             if key in top or not text.startswith(":", at):
                 return None  # json.loads keeps the last of duplicate keys: let it
-            at = space(text, at + 1).end()
+            at = _skip(text, at + 1)
             if key != "cases":
                 top[key], at = scan(text, at)
             elif "schema" not in top or not text.startswith("[", at):
                 return None
             else:
                 top[key], at = _scan_cases(scan, text, at + 1, _readable(top["schema"]))
-            at = space(text, at).end()
+            at = _skip(text, at)
             if text.startswith(",", at):
-                at = space(text, at + 1).end()
-            elif text.startswith("}", at) and space(text, at + 1).end() == len(text):
+                at = _skip(text, at + 1)
+            elif text.startswith("}", at) and _skip(text, at + 1) == len(text):
                 if "cases" not in top:
                     return None
                 _check_schema(top["schema"], display)
@@ -129,6 +129,13 @@ def _parse_lean(text: str, display: str) -> Results | None:
         return None
     except (ValueError, RecursionError):  # a JSONDecodeError or a ValidationError among them
         return None
+
+
+def _skip(text: str, at: int) -> int:
+    """Where the JSON white space starting at `at` ends."""
+    end = _SPACE.match(text, at)
+    assert end is not None  # the pattern matches the empty string too
+    return end.end()
 
 
 def _readable(schema: Any) -> bool:
@@ -141,9 +148,8 @@ def _scan_cases(
 ) -> tuple[list[CaseResult], int]:
     """The cases of the array whose "[" ends at `at`, validated (else only scanned: then
     none are kept), and where the array ends."""
-    space = _SPACE.match
     cases: list[CaseResult] = []
-    at = space(text, at).end()
+    at = _skip(text, at)
     if text.startswith("]", at):
         return cases, at + 1
     while True:
@@ -151,12 +157,12 @@ def _scan_cases(
         if validate:
             cases.append(CaseResult.model_validate(case))
         del case
-        at = space(text, at).end()
+        at = _skip(text, at)
         if text.startswith("]", at):
             return cases, at + 1
         if not text.startswith(",", at):
             raise ValueError("not a JSON array")
-        at = space(text, at + 1).end()
+        at = _skip(text, at + 1)
 
 
 def load_results(path: str) -> Results:

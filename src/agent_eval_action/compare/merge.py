@@ -8,13 +8,21 @@ merging without it would hide its cases.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ..core import CaseKey
 from ..errors import InfrastructureError, InputError
-from ..results import Results, Timing, Usage
+from ..results import Results, Shard, Timing, Usage
 
 
-def _same(shards: Sequence[tuple[str, Results]], what: str, value) -> None:  # type: ignore[no-untyped-def]
+def _shard(results: Results) -> Shard:
+    assert results.shard is not None  # merge() checks every shard first
+    return results.shard
+
+
+def _same(
+    shards: Sequence[tuple[str, Results]], what: str, value: Callable[[Results], object]
+) -> None:
     first_name, first = shards[0]
     for name, shard in shards[1:]:
         if value(shard) != value(first):
@@ -27,20 +35,22 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
     """Merge (file name, Results) pairs; errors name the offending file."""
     if not shards:
         raise InputError("merge needs at least one shard")
+    records: dict[str, Shard] = {}
     for name, results in shards:
         if results.shard is None:
             raise InputError("is not a shard's Results (it has no shard field)", name)
-    _same(shards, "the shard count", lambda r: r.shard.count)
-    _same(shards, "the partition", lambda r: r.shard.partition_hash)
-    _same(shards, "the baseline", lambda r: r.shard.baseline_sha)
+        records[name] = results.shard
+    _same(shards, "the shard count", lambda r: _shard(r).count)
+    _same(shards, "the partition", lambda r: _shard(r).partition_hash)
+    _same(shards, "the baseline", lambda r: _shard(r).baseline_sha)
     _same(shards, "the run configuration", lambda r: r.run_config)
     _same(shards, "the eval sets (files or criteria)", lambda r: r.eval_sets)
     _same(shards, "the commit", lambda r: (r.source.repo, r.source.sha))
     _same(shards, "the agent-eval-action version", lambda r: r.tool_version)
-    count = shards[0][1].shard.count
+    count = records[shards[0][0]].count
     seen: dict[int, str] = {}
-    for name, results in shards:
-        index = results.shard.index
+    for name in records:
+        index = records[name].index
         if index in seen:
             raise InputError(f"shard {index}/{count} is also in {seen[index]}", name)
         seen[index] = name
@@ -50,7 +60,7 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
             f"shard{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{count}' for i in missing)} "
             "missing: without them the verdict would skip their cases"
         )
-    owner: dict[tuple[str, str], str] = {}
+    owner: dict[CaseKey, str] = {}
     for name, results in shards:
         for case in results.cases:
             key = case.key
@@ -58,10 +68,9 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
                 raise InputError(f'case "{key[0]} / {key[1]}" is also in {owner[key]}', name)
             owner[key] = name
     first = shards[0][1]
-    if len(owner) != first.shard.cases_total:
-        raise InputError(
-            f"the shards hold {len(owner)} cases but the partition has {first.shard.cases_total}"
-        )
+    total = records[shards[0][0]].cases_total
+    if len(owner) != total:
+        raise InputError(f"the shards hold {len(owner)} cases but the partition has {total}")
     order = {s.eval_set_id: i for i, s in enumerate(first.eval_sets)}
     cases = sorted(
         (case for _, r in shards for case in r.cases),

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field
 
 from ..core import Axis
 from ..results import Source, Status
 
-DIFF_SCHEMA = "agent-eval-diff/1"
+DIFF_SCHEMA: Final = "agent-eval-diff/1"
 
 
 class Change(StrEnum):

@@ -46,7 +46,7 @@ def parse_min_delta(text: str) -> tuple[Axis | None, float]:
         raise ValueError(f"{value!r} is not a number") from None
     if not 0.0 <= number <= 1.0:
         raise ValueError(f"must be within [0, 1], got {number}")
-    return (axis or None), number  # type: ignore[return-value]
+    return (axis or None), number
 
 
 def _plural(count: int, one: str, many: str | None = None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from typing import TypeVar
 
 _T = TypeVar("_T")
 
@@ -15,7 +15,7 @@ class Cancelled(Exception):
     """SIGTERM or SIGINT arrived while a stage ran; what it finished is kept."""
 
 
-def run_cancellable(coroutine: Coroutine[Any, Any, _T]) -> _T:
+def run_cancellable(coroutine: Awaitable[_T]) -> _T:
     """Run the coroutine to its end; SIGTERM or SIGINT cancels it and raises Cancelled."""
 
     async def main() -> _T:

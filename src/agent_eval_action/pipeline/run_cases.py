@@ -68,7 +68,7 @@ def run_cases(
             on_trace(trace)
 
     try:
-        traces = run_cancellable(runner.run_suite(plan.requests, collect))
+        traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
         cancelled = False
     except RunnerStartError as err:
         raise InputError(str(err)) from None

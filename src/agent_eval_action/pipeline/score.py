@@ -173,7 +173,7 @@ def _case_score(runs: list[RunScore]) -> float | None:
         return runs[0].overall
     pooled = [s for r in runs for s in r.invocations if s is not None]
     if any(not r.invocations for r in runs):  # e.g. a custom metric without per-turn scores
-        return statistics.mean(r.overall for r in runs)
+        return statistics.mean(r.overall for r in runs if r.overall is not None)
     return statistics.mean(pooled)
 
 

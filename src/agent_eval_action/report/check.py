@@ -90,7 +90,7 @@ def _failing_message(case: CaseDiff) -> tuple[str, str]:
     return f"Still failing: {_name(case)}", "\n".join(lines)
 
 
-def annotations(diff: Diff) -> list[dict[str, Any]]:
+def case_annotations(diff: Diff) -> list[dict[str, Any]]:
     """Checks API annotations at each case's eval file and line: failures for regressions,
     warnings for cases still failing (failures when the gate counts them: no baseline, or
     `fail-on: threshold`); the most important first."""
@@ -136,7 +136,7 @@ def check_output(
         title=truncate(markdown.headline(diff), 200),
         summary=summary,
         text=text,
-        annotations=annotations(diff),
+        annotations=case_annotations(diff),
     )
 
 
@@ -175,7 +175,7 @@ def workflow_commands(diff: Diff, per_level: int = MAX_COMMANDS_PER_LEVEL) -> li
     (the runner drops the rest): the most important first, and when there are more, the
     last line of a level says how many were left out."""
     by_level: dict[str, list[dict[str, Any]]] = {}
-    for annotation in annotations(diff):
+    for annotation in case_annotations(diff):
         by_level.setdefault(annotation["annotation_level"], []).append(annotation)
     lines = []
     for level, items in by_level.items():

@@ -311,7 +311,7 @@ def _recorder_class() -> type:
             super().__init__(name="agent_eval_action_recorder")
             self._agents: dict[str, dict[str, Any]] = {}
 
-        async def before_model_callback(self, *, callback_context, llm_request):  # type: ignore[no-untyped-def]
+        async def before_model_callback(self, *, callback_context, llm_request):
             config = llm_request.config = llm_request.config or types.GenerateContentConfig()
             config.http_options = config.http_options or types.HttpOptions()
             config.http_options.retry_options = config.http_options.retry_options or retry

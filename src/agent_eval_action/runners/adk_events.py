@@ -174,14 +174,15 @@ class TurnCapture:
             has_parts = content is not None and bool(content.parts)
             relevant = has_parts and any(
                 p.function_call or p.function_response or p.text or p.inline_data
-                for p in content.parts or ()
+                for p in (content.parts if content is not None else None) or ()
             )
             if not relevant and extra["grounding_metadata"] is None:
                 continue
             calls = _calls(content)
             tool_uses += calls
             tool_responses += _responses(content)
-            texts = [p for p in (content.parts or ()) if p.text] if has_parts else []
+            parts = (content.parts if content is not None else None) or ()
+            texts = [p for p in parts if p.text]
             if index != final_index and texts:
                 intermediate.append([author, [Part(text=p.text, thought=p.thought) for p in texts]])
             kept.append(

@@ -98,7 +98,9 @@ def load_history(paths: Sequence[str]) -> dict[Key, list[HistoryEntry]]:
             case_set = case.get("eval_set_id") or case.get("eval_set_file") or set_id
             if not isinstance(case_set, str):
                 raise InputError(f"eval_case_results[{index}] has no eval_set_id", name)
-            history[(case_set, case["eval_id"])].append(HistoryEntry(name, timestamp, order, case))
+            history[CaseKey(case_set, str(case["eval_id"]))].append(
+                HistoryEntry(name, timestamp, order, case)
+            )
             order += 1
     for entries in history.values():
         entries.sort(key=lambda e: (e.timestamp, e.order))

@@ -150,7 +150,7 @@ async def _run_case(
     try:
         async with asyncio.timeout(timeout):
             for turn, user_content in enumerate(request.user_contents):
-                message = {
+                message: dict[str, Any] = {
                     "protocol": PROTOCOL_VERSION,
                     "id": next(request_ids),
                     "session_id": request.session_id,
