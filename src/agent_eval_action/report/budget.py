@@ -1,30 +1,38 @@
 """Fit a report into a byte budget by showing less, never by cutting text mid-markup.
 
-A report is rendered from a `Detail`: how many items of each kind it lists. `fit` lowers
-those counts, one kind after the other in the order given (least important first), each
-to the largest count that still fits (found by bisection: the size grows with the count),
-and re-renders. Every render says itself what it left out, so the note and the counts of
-omitted items are part of what is measured.
+A report is rendered from a `Detail`: how many items of each `Cut` its lists show (each
+list a `Listing`), and how many characters of each agent text. `fit` renders at most
+twice. The first render is in full, measured by a `Meter`: each section's bytes, each
+listed item's, and how to print the lines that appear only when items are left out (a
+list's "… and N more", the ✂️ note). Templates print those inside a {% call %} of the
+meter (`budget.item`, `budget.more`, `budget.note`). When the first render is over the
+limit, `fit` plans a Detail from the measurements and renders once more.
+
+The plan takes the steps (cuts, least important first) in order: a cut that leaves the
+report too big even at zero is set to zero and the next step is weighed; otherwise it
+gets the largest count (or text length) that fits, and the plan is done. When every
+step is at zero and it still does not fit, the minimal report is the last resort.
+
+A plan's size is predicted as the full size, less the items it drops, plus the lines
+that say so (the meter prints them again with the new counts); a section left with no
+item at all is rendered alone to be weighed. The prediction is exact, or a few bytes
+high where dropping an item hides others that the ✂️ note then does not count (the first
+divergent turns of dropped regression rows); never low, so `fit` raises RuntimeError if
+the planned report is over the limit all the same: a template printed a listed item or
+a cut line outside the meter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import accumulate
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
+T = TypeVar("T")
 
-@dataclass(frozen=True)
-class Detail:
-    """How much of the report to show (None: everything)."""
-
-    collapse_rest: bool = False  # non-regression sections inside <details>
-    eval_sets: int | None = None  # rows of the per-eval-set table
-    others: int | None = None  # cases per non-regression section
-    divergences: int | None = None  # first-divergent-turn blocks of regressions
-    regressions: int | None = None  # regression cases per axis
-    notes: int | None = None  # comparability notes
-    text_chars: int = 2_000  # per agent answer, tool call or user text
-    minimal: bool = False  # headline, gate and provenance only: the last resort
+TEXT_FLOOR = 500  # texts this short are not shortened: whole items go first
 
 
 def size(text: str) -> int:
@@ -32,57 +40,235 @@ def size(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def fit(
-    render: Callable[[Detail], str],
-    limit: int,
-    start: Detail,
-    steps: Sequence[tuple[str, int]],
-) -> str:
-    """The most detailed rendering within `limit` bytes.
+@dataclass(frozen=True)
+class Cut:
+    """Something the budget can show less of: the items of some lists, or texts."""
 
-    `steps` are (Detail field, how many items there are), reduced in that order; when
-    every step is at zero and it still does not fit, the minimal report is returned.
+    name: str
+    drop: int  # the order of the budget's steps: 0 is cut first
+    one: str = ""  # the ✂️ note counts dropped items as `one` (plural: + "s")
+    across: bool = False  # one count over all sections together, in their order
+    chars: bool = False  # the characters of each text (Detail.text_chars), not items
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much of the report to show."""
+
+    collapse_rest: bool = False  # non-regression sections inside <details>
+    text_chars: int = 2_000  # per agent answer, tool call or user text
+    limits: Mapping[Cut, int] = field(default_factory=dict)  # items shown; absent: all
+    minimal: bool = False  # no item of any list: the last resort
+
+    def limit(self, cut: Cut) -> int | None:
+        return 0 if self.minimal else self.limits.get(cut)
+
+    def at(self, cut: Cut, count: int) -> Detail:
+        if cut.chars:
+            return replace(self, text_chars=count)
+        return replace(self, limits={**self.limits, cut: count})
+
+
+@dataclass(frozen=True)
+class Listing(Generic[T]):
+    """The items of one list that a Detail lets through, out of `total`."""
+
+    cut: Cut
+    items: tuple[T, ...]
+    total: int
+
+    @property
+    def left(self) -> int:
+        return self.total - len(self.items)
+
+    @classmethod
+    def of(cls, cut: Cut, items: Sequence[T], detail: Detail) -> Listing[T]:
+        limit = detail.limit(cut)
+        return cls(cut, tuple(items if limit is None else items[:limit]), len(items))
+
+
+@runtime_checkable
+class Shortens(Protocol):
+    """An item holding agent text: its bytes depend on Detail.text_chars."""
+
+    def text_bytes(self, chars: int) -> int:
+        """The bytes of its text as printed when shortened to `chars` characters."""
+        ...
+
+
+@dataclass(frozen=True)
+class Note:
+    """What a render leaves out, for the ✂️ note (shown when anything is)."""
+
+    omitted: Mapping[Cut, int]
+    minimal: bool
+    hint: str  # where the rest is, e.g. "the full report is in the job summary"
+
+    @property
+    def shown(self) -> bool:
+        return self.minimal or any(self.omitted.values())
+
+
+# A section's bytes, and the items it leaves out, when it shows none (rendered on demand).
+Empty = Callable[[], tuple[int, Mapping[Cut, int]]]
+
+
+@dataclass
+class Measured:
+    """One section as rendered: its bytes, its items' per cut, its cut lines."""
+
+    cuts: tuple[Cut, ...]
+    empty: Empty
+    size: int = 0
+    items: dict[Cut, list[tuple[int, Shortens | None]]] = field(default_factory=dict)
+    more: dict[Cut, Callable[[int], str]] = field(default_factory=dict)
+
+
+Line = Callable[..., str]  # a template's {% call %} body
+
+
+class Meter:
+    """Measures a render; section templates call it as `budget` in {% call %} blocks."""
+
+    def __init__(self) -> None:
+        self.sections: list[Measured] = []
+        self.note_line: Callable[[Mapping[Cut, int]], str] | None = None
+
+    def section(self, cuts: tuple[Cut, ...], render: Callable[[], str], empty: Empty) -> str:
+        """A section of the report as `render` renders it, measured, with the cuts it
+        declares; `empty` weighs it should it show no item."""
+        self.sections.append(Measured(cuts, empty))
+        text = render()
+        self.sections[-1].size = size(text)
+        return text
+
+    def _cut(self, cut: Cut) -> Cut:
+        if cut not in self.sections[-1].cuts:
+            raise ValueError(f"a template lists {cut.name!r}: its section does not cut it")
+        return cut
+
+    def item(self, listing: Listing[T], item: T, *, caller: Line) -> str:
+        """One item of `listing`, as the {% call %} body renders it."""
+        text = caller()
+        shortens = item if isinstance(item, Shortens) else None
+        self.sections[-1].items.setdefault(self._cut(listing.cut), []).append(
+            (size(text), shortens)
+        )
+        return text
+
+    def more(self, listing: Listing[T], *, caller: Line) -> str:
+        """The line saying how many items of `listing` are left out: caller(left)."""
+        self.sections[-1].more[self._cut(listing.cut)] = caller
+        return caller(listing.left) if listing.left else ""
+
+    def note(self, note: Note, *, caller: Line) -> str:
+        """The ✂️ note: caller(omitted counts)."""
+        self.note_line = caller
+        return caller(note.omitted) if note.shown else ""
+
+
+def fit(
+    render: Callable[[Detail, Meter], str], limit: int, start: Detail, steps: Sequence[Cut]
+) -> str:
+    """The most detailed rendering within `limit` bytes, in at most two renders.
+
+    `steps` are reduced in that order; when every step is at zero and it still does not
+    fit, the minimal report is returned, or ValueError raised if even that is too big.
     """
-    detail = start
-    text = render(detail)
+    meter = Meter()
+    text = render(start, meter)
     if size(text) <= limit:
         return text
-    for field, total in steps:
-        at_zero = render(replace(detail, **{field: 0}))
-        if size(at_zero) > limit:  # showing none of these is not enough: on to the next kind
-            detail, text = replace(detail, **{field: 0}), at_zero
-            continue
-        return _largest(render, limit, detail, field, (0, at_zero), (total, size(text)))
-    text = render(replace(detail, minimal=True))
-    if size(text) > limit:
+    plan = _plan(_Model(meter, size(text), start), limit, steps)
+    text = render(plan, Meter())
+    if size(text) > limit and plan.minimal:
         raise ValueError(f"even the minimal report is {size(text)} bytes, over {limit}")
+    if size(text) > limit:
+        raise RuntimeError(
+            f"the report planned for {limit} bytes took {size(text)}: does a template "
+            "print a listed item or a cut line outside `budget`?"
+        )
     return text
 
 
-def _largest(
-    render: Callable[[Detail], str],
-    limit: int,
-    detail: Detail,
-    field: str,
-    fits: tuple[int, str],
-    too_big: tuple[int, int],
-) -> str:
-    """The rendering with the largest count of `field` that fits, between a count that fits
-    and one that does not. Sizes grow about linearly with the count, so each guess
-    interpolates; a guess that fails to halve the interval is followed by a bisection."""
-    (low, best), (high, high_size) = fits, too_big
-    low_size, halve = size(best), False
-    while high - low > 1:
-        if halve:
-            guess = (low + high) // 2
-        else:
-            guess = low + int((limit - low_size) * (high - low) / max(1, high_size - low_size))
-            guess = min(max(guess, low + 1), high - 1)
-        candidate = render(replace(detail, **{field: guess}))
-        width = high - low
-        if size(candidate) <= limit:
-            low, low_size, best = guess, size(candidate), candidate
-        else:
-            high, high_size = guess, size(candidate)
-        halve = not halve and (high - low) * 2 > width
-    return best
+def _plan(model: _Model, limit: int, steps: Sequence[Cut]) -> Detail:
+    detail = model.start
+    for cut in steps:
+        if cut.chars and model.start.text_chars <= TEXT_FLOOR:
+            continue
+        if model.size(detail.at(cut, 0)) > limit:  # none of these is not enough: go on
+            detail = detail.at(cut, 0)
+            continue
+        low, high = 0, model.most(cut)  # fits at low; at high it is what did not fit
+        while high - low > 1:  # sizes grow with the count
+            mid = (low + high) // 2
+            low, high = (mid, high) if model.size(detail.at(cut, mid)) <= limit else (low, mid)
+        return detail.at(cut, low)
+    return replace(detail, minimal=True)
+
+
+class _Model:
+    """The size of the report at a Detail, predicted from what the full render measured."""
+
+    def __init__(self, meter: Meter, full: int, start: Detail) -> None:
+        self.start, self.sections, self.note = start, meter.sections, meter.note_line
+        self.outer = full - sum(section.size for section in self.sections)
+        # the bytes of each section's first n items, per cut
+        self.sums = [
+            {
+                cut: list(accumulate((b for b, _ in items), initial=0))
+                for cut, items in s.items.items()
+            }
+            for s in self.sections
+        ]
+        self.empty: dict[int, tuple[int, Mapping[Cut, int]]] = {}  # by section index
+        self.texts: dict[int, int] = {}  # bytes of each text at the start, by id
+
+    def most(self, cut: Cut) -> int:
+        if cut.chars:
+            return self.start.text_chars
+        counts = [len(s.items.get(cut, ())) for s in self.sections]
+        return sum(counts) if cut.across else max(counts, default=0)
+
+    def size(self, detail: Detail) -> int:
+        total, omitted, earlier = self.outer, Counter[Cut](), Counter[Cut]()
+        for index in range(len(self.sections)):
+            bytes_, left_out = self._section(index, detail, earlier)
+            total += bytes_
+            omitted.update(left_out)
+        if self.note is not None and any(omitted.values()):
+            total += size(self.note(omitted))
+        return total
+
+    def _section(
+        self, index: int, detail: Detail, earlier: Counter[Cut]
+    ) -> tuple[int, Mapping[Cut, int]]:
+        """A section's bytes at `detail`, and what it leaves out; `earlier` counts the
+        items of `across` cuts in the sections before it (and is updated)."""
+        section, sums = self.sections[index], self.sums[index]
+        bytes_, omitted, shows = section.size, Counter[Cut](), False
+        for cut, items in section.items.items():
+            limit = detail.limit(cut)
+            shown = len(items) if limit is None else limit - (earlier[cut] if cut.across else 0)
+            shown = max(0, min(len(items), shown))
+            earlier[cut] += len(items)
+            omitted[cut] = left = len(items) - shown
+            bytes_ -= sums[cut][-1] - sums[cut][shown]
+            if left and cut in section.more:
+                bytes_ += size(section.more[cut](left))
+            if detail.text_chars != self.start.text_chars:
+                bytes_ += sum(self._gain(text, detail.text_chars) for _, text in items[:shown])
+            shows = shows or shown > 0
+        if section.items and not shows:
+            if index not in self.empty:
+                self.empty[index] = section.empty()
+            return self.empty[index]
+        return bytes_, omitted
+
+    def _gain(self, text: Shortens | None, chars: int) -> int:
+        """How many bytes an item gains (negative: loses) with its text at `chars`."""
+        if text is None:
+            return 0
+        if id(text) not in self.texts:
+            self.texts[id(text)] = text.text_bytes(self.start.text_chars)
+        return text.text_bytes(chars) - self.texts[id(text)]

@@ -1,0 +1,29 @@
+"""What the size budget can show less of, in the order it does so (`drop`).
+
+Sections declare which of these shrink them (report/sections.py): other cases go first,
+then the comparability notes, the eval set rows, the length of agent texts, the first
+divergent turns, and the regression rows last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .budget import Cut
+from .labels import plural
+
+OTHERS = Cut("others", drop=0, one="other case")  # per non-regression section
+NOTES = Cut("notes", drop=1, one="note")
+EVAL_SETS = Cut("eval_sets", drop=2, one="eval set row")
+TEXT = Cut("text", drop=3, chars=True)  # a shortened text says so itself
+DIVERGENCES = Cut("divergences", drop=4, one="first-divergent-turn block", across=True)
+REGRESSIONS = Cut("regressions", drop=5, one="regression row")  # per axis
+
+# The order in which the ✂️ note names what it left out.
+NOTED = (REGRESSIONS, DIVERGENCES, OTHERS, EVAL_SETS, NOTES)
+
+
+def counted(omitted: Mapping[Cut, int]) -> str:
+    """What a render left out, e.g. "3 regression rows, 1 note"."""
+    parts = [plural(omitted[cut], cut.one) for cut in NOTED if omitted.get(cut)]
+    return ", ".join(parts) or "details"

@@ -1,0 +1,87 @@
+"""What a report is made from: the Diff, the current Results, the Options, and the cases
+grouped into the lists the report shows (before the size budget cuts any of them).
+
+A regressed case is listed under each axis it regressed on, worst first, and nowhere
+else; every other case is listed by its change, and once more under flaky when its runs
+disagree or its change is likely noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
+from ..core import AXES, Axis, CaseKey
+from ..results import Results
+
+DEFAULT_CHECK_NAME = "agent-eval"
+DEFAULT_SERVER_URL = "https://github.com"
+
+NOT_COMPARABLE = (Change.ADDED, Change.REMOVED, Change.ERRORED, Change.INCOMPLETE)
+IMPROVEMENTS = (Change.FIXED, Change.IMPROVED)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Where the report is shown, and what the action knows that the Diff does not."""
+
+    check_name: str = DEFAULT_CHECK_NAME
+    server_url: str = DEFAULT_SERVER_URL
+    # e.g. "the PR's merge-base" or "the nearest older commit"; filled by the action
+    baseline_relation: str | None = None
+
+
+def key(case: CaseDiff) -> CaseKey:
+    return CaseKey(case.eval_set_id, case.eval_id)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The inputs, and the cases grouped into the report's lists."""
+
+    diff: Diff
+    current: Results
+    options: Options
+    regressed: dict[Axis, tuple[CaseDiff, ...]]  # new failures first, then the largest drops
+    improvements: tuple[CaseDiff, ...]
+    still_failing: tuple[CaseDiff, ...]
+    not_comparable: tuple[CaseDiff, ...]
+    flaky: tuple[CaseDiff, ...]
+
+    @classmethod
+    def of(cls, diff: Diff, current: Results, options: Options) -> Report:
+        regressed: dict[Axis, list[CaseDiff]] = {axis: [] for axis in AXES}
+        improvements, still_failing, not_comparable, flaky = [], [], [], []
+        for case in diff.cases:
+            axes = [axis for axis in AXES if case.axes.get(axis) in REGRESSIONS]
+            for axis in axes:
+                regressed[axis].append(case)
+            if axes:
+                continue
+            if case.change in IMPROVEMENTS:
+                improvements.append(case)
+            elif case.change == Change.STILL_FAILING:
+                still_failing.append(case)
+            elif case.change in NOT_COMPARABLE:
+                not_comparable.append(case)
+            if case.flaky or case.likely_noise:
+                flaky.append(case)
+        return cls(
+            diff,
+            current,
+            options,
+            {axis: _worst_first(cases, axis) for axis, cases in regressed.items()},
+            tuple(improvements),
+            tuple(still_failing),
+            tuple(not_comparable),
+            tuple(flaky),
+        )
+
+
+def _worst_first(cases: list[CaseDiff], axis: Axis) -> tuple[CaseDiff, ...]:
+    return tuple(sorted(cases, key=lambda case: _severity(case, axis)))
+
+
+def _severity(case: CaseDiff, axis: Axis) -> tuple[bool, float]:
+    drops = [m.delta for m in case.metrics if m.axis == axis and m.delta is not None]
+    return case.axes.get(axis) != Change.NEW_FAILURE, min(drops, default=0.0)

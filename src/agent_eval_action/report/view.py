@@ -1,0 +1,342 @@
+"""What each section of the report shows, as typed values: the view model of the templates.
+
+One builder per section takes the Report and a Detail and returns the section's view.
+Every list the budget can shorten is a `Listing` field (report/budget.py), which knows
+how many items it leaves out. Strings from agents, tools, eval files and Results files
+stay raw here and are escaped by the templates; only what is built from escaped parts
+(links, code blocks, table cells of shortened text) arrives as `Md`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, NamedTuple, TypeVar
+
+from ..compare.model import REGRESSIONS as REGRESSED
+from ..compare.model import CaseDiff, Change, MetricDiff, SuiteTest, TurnDiff
+from ..core import AXES, Axis, CaseKey
+from ..results import Status
+from . import escape
+from .budget import Cut, Detail, Listing, size
+from .cuts import DIVERGENCES, EVAL_SETS, NOTES, OTHERS, REGRESSIONS
+from .divergence import divergence_text
+from .escape import Md
+from .labels import age, case_class, headline, plural
+from .links import branch, commit_link, run_link
+from .model import IMPROVEMENTS, NOT_COMPARABLE, Report, key
+
+R = TypeVar("R")
+
+
+# ---- the head: verdict and provenance ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gate:
+    passed: bool
+    accepted: bool  # the PR carries the accept label
+    report_only: bool  # fail-on: never
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    commit: Md
+    branch: str | None
+    relation: str | None  # e.g. "the PR's merge-base"
+    age: str
+    run: Md
+    num_runs: int
+    tool_version: str
+
+
+@dataclass(frozen=True)
+class Head:
+    headline: str
+    no_baseline: tuple[str, ...]  # why there is none: said first
+    gate: Gate
+    baseline: Baseline | None
+    commit: Md  # the current run's
+    run: Md
+    check_name: str
+
+
+def head(report: Report, detail: Detail) -> Head:
+    diff, options = report.diff, report.options
+    verdict, baseline = diff.verdict, diff.baseline
+    return Head(
+        headline=headline(diff),
+        no_baseline=tuple(n for n in diff.notes if _is_no_baseline(n)),
+        gate=Gate(
+            verdict.passed, verdict.accepted, "never" in diff.policy.fail_on, tuple(verdict.reasons)
+        ),
+        baseline=None
+        if baseline is None
+        else Baseline(
+            commit=commit_link(baseline.source, options),
+            branch=branch(baseline.source.ref),
+            relation=options.baseline_relation,
+            age=age(report.current.created_at - baseline.created_at),
+            run=run_link(baseline.source, options, "its run"),
+            num_runs=baseline.num_runs,
+            tool_version=baseline.tool_version,
+        ),
+        commit=commit_link(diff.current, options),
+        run=run_link(diff.current, options, "this run"),
+        check_name=options.check_name,
+    )
+
+
+def _is_no_baseline(note: str) -> bool:
+    return note.startswith("No baseline")
+
+
+# ---- eval sets ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalSetRow:
+    name: str
+    cases: int
+    before: int  # passed on the baseline
+    now: int
+    regressed: int
+    improved: int
+    still_failing: int
+    not_comparable: int
+
+
+@dataclass(frozen=True)
+class EvalSets:
+    rows: Listing[EvalSetRow]
+    with_baseline: bool
+
+
+def eval_sets(report: Report, detail: Detail) -> EvalSets:
+    groups: dict[str, list[CaseDiff]] = {}
+    for case in report.diff.cases:
+        groups.setdefault(case.eval_set_id, []).append(case)
+    rows = [
+        EvalSetRow(
+            name,
+            len(cases),
+            before=sum(c.baseline_status == Status.PASSED for c in cases),
+            now=sum(c.current_status == Status.PASSED for c in cases),
+            regressed=sum(any(a in REGRESSED for a in c.axes.values()) for c in cases),
+            improved=sum(c.change in IMPROVEMENTS for c in cases),
+            still_failing=sum(c.change == Change.STILL_FAILING for c in cases),
+            not_comparable=sum(c.change in NOT_COMPARABLE for c in cases),
+        )
+        for name, cases in groups.items()
+    ]
+    return EvalSets(Listing.of(EVAL_SETS, rows, detail), report.diff.baseline is not None)
+
+
+# ---- cases --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """A case in a table: its name, how it changed, and the metrics the table lists."""
+
+    name: str  # "eval set / eval id"
+    label: str  # e.g. "new failure · lucky answer"
+    metrics: tuple[MetricDiff, ...]
+
+
+def _listing(
+    cut: Cut, cases: Sequence[CaseDiff], detail: Detail, row: Callable[[CaseDiff], R]
+) -> Listing[R]:
+    """The cases a Detail lets through, each as its row."""
+    listed = Listing.of(cut, cases, detail)
+    return Listing(cut, tuple(map(row, listed.items)), listed.total)
+
+
+def _name(case: CaseDiff) -> str:
+    return f"{case.eval_set_id} / {case.eval_id}"
+
+
+def _row(case: CaseDiff, metrics: list[MetricDiff]) -> CaseRow:
+    return CaseRow(_name(case), case_class(case), tuple(metrics))
+
+
+def _changed_metrics(case: CaseDiff) -> CaseRow:
+    """The metrics that changed or say why; all of them when none does."""
+    changed = [m for m in case.metrics if m.change != Change.UNCHANGED or m.reason]
+    return _row(case, changed or list(case.metrics))
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A regressed case's first divergent turn, as a diff block."""
+
+    name: str
+    where: str  # file:line of the case
+    turn: TurnDiff
+    chars: int  # per text
+
+    @property
+    def block(self) -> Md:
+        return self._block(self.chars)
+
+    def text_bytes(self, chars: int) -> int:
+        return size(self._block(chars))
+
+    def _block(self, chars: int) -> Md:
+        return escape.code_block(divergence_text(self.turn, chars), "diff")
+
+
+@dataclass(frozen=True)
+class Regressions:
+    axis: Axis
+    cases: Listing[CaseRow]
+    divergences: Listing[Divergence]
+
+
+def regressions(axis: Axis) -> Callable[[Report, Detail], Regressions]:
+    """The builder of one axis's regressions (their sections follow in the order of AXES)."""
+
+    def build(report: Report, detail: Detail) -> Regressions:
+        listed = Listing.of(REGRESSIONS, report.regressed[axis], detail)
+        turns = _divergent_turns(report, detail)
+        mine = [t for c in listed.items if (t := turns.get(key(c))) and t.axis == axis]
+        blocks = tuple(
+            Divergence(_name(t.case), f"{t.case.file}:{t.case.line}", t.turn, detail.text_chars)
+            for t in mine
+            if t.shown
+        )
+        rows = tuple(_regressed_metrics(c, axis) for c in listed.items)
+        return Regressions(
+            axis, Listing(REGRESSIONS, rows, listed.total), Listing(DIVERGENCES, blocks, len(mine))
+        )
+
+    return build
+
+
+def _regressed_metrics(case: CaseDiff, axis: Axis) -> CaseRow:
+    return _row(case, [m for m in case.metrics if m.axis == axis and m.change in REGRESSED])
+
+
+class _Turn(NamedTuple):
+    axis: Axis  # the first axis that lists the case: its turn is shown there
+    case: CaseDiff
+    turn: TurnDiff
+    shown: bool
+
+
+def _divergent_turns(report: Report, detail: Detail) -> dict[CaseKey, _Turn]:
+    """Each listed regressed case with a divergent turn; the Detail limits how many are
+    shown over both axes, in their order."""
+    limit = detail.limit(DIVERGENCES)
+    turns: dict[CaseKey, _Turn] = {}
+    for axis in AXES:
+        for case in Listing.of(REGRESSIONS, report.regressed[axis], detail).items:
+            if case.divergence is not None and key(case) not in turns:
+                shown = limit is None or len(turns) < limit
+                turns[key(case)] = _Turn(axis, case, case.divergence, shown)
+    return turns
+
+
+@dataclass(frozen=True)
+class Cases(Generic[R]):
+    """A list of cases that are not regressions: collapsed in the comment."""
+
+    cases: Listing[R]
+    collapse: bool
+    with_baseline: bool = False
+    suite_tests: tuple[SuiteTest, ...] = ()  # flaky: the test over all noisy cases
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.cases.total or self.suite_tests)
+
+
+def improvements(report: Report, detail: Detail) -> Cases[CaseRow]:
+    rows = _listing(OTHERS, report.improvements, detail, _changed_metrics)
+    return Cases(rows, detail.collapse_rest)
+
+
+def still_failing(report: Report, detail: Detail) -> Cases[CaseRow]:
+    rows = _listing(OTHERS, report.still_failing, detail, _failed_metrics)
+    return Cases(rows, detail.collapse_rest, report.diff.baseline is not None)
+
+
+def _failed_metrics(case: CaseDiff) -> CaseRow:
+    return _row(case, [m for m in case.metrics if m.current_status == Status.FAILED])
+
+
+@dataclass(frozen=True)
+class OddRow:
+    """An added, removed, errored or incomplete case, and why."""
+
+    name: str
+    label: str
+    reasons: str
+    chars: int
+
+    @property
+    def why(self) -> Md:
+        return self._why(self.chars)
+
+    def text_bytes(self, chars: int) -> int:
+        return size(self._why(chars))
+
+    def _why(self, chars: int) -> Md:
+        return escape.cell(escape.truncate(self.reasons, chars))
+
+
+def not_comparable(report: Report, detail: Detail) -> Cases[OddRow]:
+    def row(case: CaseDiff) -> OddRow:
+        return OddRow(_name(case), case_class(case), _why(case), detail.text_chars)
+
+    return Cases(_listing(OTHERS, report.not_comparable, detail, row), detail.collapse_rest)
+
+
+def _why(case: CaseDiff) -> str:
+    reasons = [*case.notes, *(f"{m.metric}: {m.reason}" for m in case.metrics if m.reason)]
+    if not reasons and case.change == Change.ADDED:
+        reasons = ["new in this run"]
+    if not reasons and case.change == Change.REMOVED:
+        reasons = ["not in this run"]
+    return "; ".join(reasons)
+
+
+def flaky(report: Report, detail: Detail) -> Cases[CaseRow]:
+    rows = _listing(OTHERS, report.flaky, detail, _changed_metrics)
+    tests = () if detail.minimal else tuple(report.diff.suite_tests)
+    return Cases(rows, detail.collapse_rest, suite_tests=tests)
+
+
+# ---- the rest -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notes:
+    notes: Listing[str]  # comparability, said once for the suite
+
+
+def notes(report: Report, detail: Detail) -> Notes:
+    notes = [n for n in report.diff.notes if not _is_no_baseline(n)]
+    return Notes(Listing.of(NOTES, notes, detail))
+
+
+@dataclass(frozen=True)
+class Usage:
+    parts: tuple[str, ...]  # time, judge calls and cost, tokens, cases by runs
+
+
+def usage(report: Report, detail: Detail) -> Usage:
+    current = report.current
+    used, parts = current.usage, [f"⏱️ {current.timing.duration_s:,.1f} s"]
+    if used.judge_calls or used.judge_reused:
+        parts.append(
+            f"judge: {plural(used.judge_calls, 'call')}, {used.judge_reused:,} reused verdicts"
+        )
+        cost = "n/a" if used.cost_usd is None else f"${used.cost_usd:,.4f}"
+        parts.append(f"judge cost {cost}")
+    if used.prompt_tokens or used.output_tokens:
+        parts.append(f"agent tokens {used.prompt_tokens:,} in / {used.output_tokens:,} out")
+    runs = current.run_config.num_runs
+    parts.append(f"{plural(len(current.cases), 'case')} \u00d7 {plural(runs, 'run')}")
+    return Usage(tuple(parts))
