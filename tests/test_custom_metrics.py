@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -178,3 +179,41 @@ def test_with_an_adk_runner_custom_metrics_get_the_recorded_events(write):
     metric = results.cases[0].metrics["saw_events"]
     assert (metric.score, metric.status) == (1.0, "passed"), metric
     assert code == 0
+
+
+@pytest.mark.adk
+def test_custom_metrics_run_in_the_agent_stage_and_the_score_stage_imports_none(write):
+    code, one = run(write, {"short_answers": 0.5}, {"short_answers": spec("short_answers")})
+    agent = ["--command", python_command(WORKERS / "table_agent.py", "table.json")]
+    assert main(["run-cases", "evals", *agent, "--traces", "t.jsonl"]) == 0
+    # the score stage runs no project code: a metric module that would explode on import
+    Path("my_metrics.py").write_text("raise SystemExit('the score stage imported project code')")
+    assert main(["score", "evals", "--traces", "t.jsonl", "--out", "two.json"]) == code == 0
+    two = Results.model_validate_json(Path("two.json").read_text())
+    first, second = one.cases[0].metrics["short_answers"], two.cases[0].metrics["short_answers"]
+    assert (second.score, second.invocations, second.status) == (0.5, [[1.0, 0.0]], "passed")
+    assert (first.score, first.invocations) == (second.score, second.invocations)
+
+
+@pytest.mark.adk
+def test_a_custom_metric_the_agent_stage_did_not_score_is_not_evaluated(write):
+    run(write, {"short_answers": 0.5}, {"short_answers": spec("short_answers")})
+    agent = ["--command", python_command(WORKERS / "table_agent.py", "table.json")]
+    main(["run-cases", "evals", *agent, "--traces", "t.jsonl"])
+    lines = Path("t.jsonl").read_text().splitlines()
+    stripped = [
+        json.dumps(
+            {"trace": {k: v for k, v in json.loads(x)["trace"].items() if k != "custom_scores"}}
+        )
+        if '"trace"' in x
+        else x
+        for x in lines
+    ]
+    Path("t.jsonl").write_text("\n".join(stripped) + "\n")
+    assert main(["score", "evals", "--traces", "t.jsonl"]) == 1
+    metric = (
+        Results.model_validate_json(Path("results.json").read_text())
+        .cases[0]
+        .metrics["short_answers"]
+    )
+    assert metric.status == "not_evaluated" and "recorded no score" in (metric.error or "")

@@ -53,9 +53,18 @@ class ActualTurn(BaseModel):
     app_details: Any = None
 
 
+class CustomScore(BaseModel):
+    """A custom metric's score of one case-run, computed in the agent stage."""
+
+    overall: float | None = None
+    invocations: list[float | None] = Field(default_factory=list)
+    error: str | None = None
+
+
 class CaseRunTrace(BaseModel):
     """A finished (or failed) case-run. `error` set means the run is errored;
-    `turns` then holds only the turns that completed."""
+    `turns` then holds only the turns that completed. `custom_scores`: the custom
+    metrics' scores of a finished run, by metric name (scored beside the agent)."""
 
     eval_set_id: str
     eval_id: str
@@ -63,6 +72,7 @@ class CaseRunTrace(BaseModel):
     turns: list[ActualTurn] = Field(default_factory=list)
     error: str | None = None
     duration_s: float = 0.0
+    custom_scores: dict[str, CustomScore] = Field(default_factory=dict)
 
     @property
     def key(self) -> CaseKey:

@@ -66,6 +66,7 @@ def prepare(
         baseline=args.baseline,
         history=args.history,
         shard=shard,
+        import_custom=agent,
     )
     return job, gate, runner
 

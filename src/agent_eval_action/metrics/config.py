@@ -44,8 +44,9 @@ class EvalConfig(BaseModel):
     source: str = DEFAULTS_SOURCE  # the config file, or "ADK defaults"
     lines: dict[str, int] = Field(default_factory=dict, exclude=True)  # criterion -> line
 
-    def metrics(self) -> dict[str, Metric]:
-        """Resolve each criterion to its metric (imports custom metric functions)."""
+    def metrics(self, *, import_custom: bool = True) -> dict[str, Metric]:
+        """Resolve each criterion to its metric; custom metric functions are imported only
+        where they run (`import_custom`: the agent stage)."""
         resolved: dict[str, Metric] = {}
         for name in self.criteria:
             spec = self.custom_metrics.get(name)
@@ -54,7 +55,7 @@ class EvalConfig(BaseModel):
                 assert metric is not None, name  # checked when the config was parsed
             else:
                 try:
-                    metric = custom_metric(name, spec.function, spec.axis)
+                    metric = custom_metric(name, spec.function, spec.axis, load=import_custom)
                 except ImportError as err:
                     raise InputError(
                         f'custom metric "{name}": {err}', self.source, self.lines.get(name)

@@ -14,6 +14,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -108,7 +109,22 @@ def _read_result(result: Any) -> RunScore:
     return RunScore(overall=overall, invocations=per_turn, error=error)
 
 
-def custom_metric(name: str, function_path: str, axis: Axis) -> Metric:
+NOT_IMPORTED = "scored by the agent stage, beside the agent (this process imports no project code)"
+
+
+def custom_metric(name: str, function_path: str, axis: Axis, *, load: bool = True) -> Metric:
+    """The custom metric, its function imported (`load`), or else a stand-in that only
+    declares it: the score stage reads its scores from the agent stage's traces."""
+    if not load:
+
+        def not_imported(
+            criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
+        ) -> RunScore:
+            return RunScore(overall=None, error=NOT_IMPORTED)
+
+        return Metric(
+            name=name, kind=axis, score_run=not_imported, criterion=CustomCriterion, custom=True
+        )
     function = import_function(function_path)
 
     def score_run(
@@ -120,15 +136,26 @@ def custom_metric(name: str, function_path: str, axis: Axis) -> Metric:
         try:
             result = function(metric, actual_group, expected_group, None)
             if inspect.isawaitable(result):
-                result = asyncio.run(_await(result))
+                result = _wait_for(result)
             return _read_result(result)
         except Exception as err:  # a user's metric failing makes it not_evaluated, never passed
             return RunScore(
                 overall=None, error=f"{function_path} raised {type(err).__name__}: {err}"
             )
 
-    return Metric(name=name, kind=axis, score_run=score_run, criterion=CustomCriterion)
+    return Metric(name=name, kind=axis, score_run=score_run, criterion=CustomCriterion, custom=True)
 
 
 async def _await(awaitable: Any) -> Any:
     return await awaitable
+
+
+def _wait_for(awaitable: Any) -> Any:
+    """An async metric's result. Custom metrics are scored as each case-run finishes, inside
+    the runner's event loop: a loop of its own then runs in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _await(awaitable)).result()

@@ -43,6 +43,11 @@ class Metric:
     score_run: ScoreRun
     criterion: type[Criterion] = Criterion
 
+    # Custom metrics are the project's own code: they are scored in the agent stage, beside
+    # the agent (pipeline/run_cases.py), and the score stage reads their scores from the
+    # traces, so the process that scores (and holds the judge's key) runs none of it.
+    custom: bool = False
+
     # LLM-judged metrics (JudgedMetric) are scored from the judge stage's verdicts, not
     # by score_run, which then only says why there is no verdict.
     judged: ClassVar[bool] = False

@@ -40,15 +40,20 @@ def prepare(
     baseline: str | None = None,
     history: Sequence[str] = (),
     shard: tuple[int, int] | None = None,
+    import_custom: bool = True,
 ) -> Job:
-    """Load and check everything a run needs; InputError (exit 2) on any bad input."""
+    """Load and check everything a run needs; InputError (exit 2) on any bad input.
+    `import_custom`: whether this process runs the agent stage, and so the custom metrics
+    (the score stage alone imports no project code)."""
     from .shard import shard_plan
     from .suite import load_suite
 
     suite = load_suite(eval_paths, options.config)
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
-    the_plan = plan(suite, options.num_runs, options.trajectory_policy)
+    the_plan = plan(
+        suite, options.num_runs, options.trajectory_policy, import_custom=import_custom
+    )
     the_baseline = read_baseline(baseline, history)
     record = None
     if shard is not None:

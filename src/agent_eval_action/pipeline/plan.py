@@ -7,8 +7,10 @@ configuration fails fast; the run and score stages both work from the same plan.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from ..core import CaseKey
+from ..evalset.models import EvalCase
 from ..metrics import Criterion, Metric
 from ..metrics.trajectory import MatchType
 from ..traces import CaseRunRequest
@@ -28,14 +30,33 @@ class Plan:
     criteria: dict[str, dict[str, Criterion]] = field(default_factory=dict)
     requests: list[CaseRunRequest] = field(default_factory=list)
 
+    @cached_property
+    def cases(self) -> dict[CaseKey, tuple[LoadedEvalSet, EvalCase]]:
+        """Every case of the plan by its key, with its eval set."""
+        return {
+            CaseKey(s.eval_set_id, c.eval_id): (s, c) for s in self.suite.eval_sets for c in s.cases
+        }
 
-def plan(suite: Suite, num_runs: int, trajectory_policy: str | None = None) -> Plan:
-    """Resolve metrics (importing custom ones) before any agent runs: bad config fails fast."""
+    @property
+    def has_custom(self) -> bool:
+        return any(m.custom for metrics in self.metrics.values() for m in metrics.values())
+
+
+def plan(
+    suite: Suite,
+    num_runs: int,
+    trajectory_policy: str | None = None,
+    *,
+    import_custom: bool = True,
+) -> Plan:
+    """Resolve metrics before any agent runs, so bad config fails fast. Custom metrics are
+    imported where they run, in the agent stage; the score stage (`import_custom=False`)
+    only declares them and reads their scores from the traces."""
     from ..metrics.judge import check_judge_inputs
 
     result = Plan(suite, num_runs, trajectory_policy)
     for eval_set in suite.eval_sets:
-        result.metrics[eval_set.eval_set_id] = eval_set.config.metrics()
+        result.metrics[eval_set.eval_set_id] = eval_set.config.metrics(import_custom=import_custom)
         result.criteria[eval_set.eval_set_id] = effective_criteria(eval_set, trajectory_policy)
         check_judge_inputs(
             eval_set, result.metrics[eval_set.eval_set_id], result.criteria[eval_set.eval_set_id]

@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal, TextIO
 
-from ..core import CaseKey
 from ..results import Status
 
 if TYPE_CHECKING:
@@ -50,9 +49,7 @@ def quick_verdict(plan: Plan) -> Verdict:
     """Score one finished case-run alone with the cheap deterministic metrics (see above)."""
     from .score import score_case
 
-    cases = {
-        CaseKey(s.eval_set_id, c.eval_id): (s, c) for s in plan.suite.eval_sets for c in s.cases
-    }
+    cases = plan.cases
 
     def verdict(trace: CaseRunTrace) -> Status | None:
         if trace.error is not None:

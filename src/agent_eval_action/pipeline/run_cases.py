@@ -59,16 +59,25 @@ def run_cases(
     on_trace: Callable[[CaseRunTrace], None] | None = None,
 ) -> CaseRuns:
     """Run the plan's case-runs; SIGTERM/SIGINT cancels, keeping every finished trace."""
+    from .score import score_custom
+
     started = datetime.now(UTC)
     finished: list[CaseRunTrace] = []
+    custom = plan.has_custom
 
     def collect(trace: CaseRunTrace) -> None:
+        if custom:
+            score_custom(plan, trace)  # the project's own metric code runs here, by the agent
         finished.append(trace)
         if on_trace is not None:
             on_trace(trace)
 
     try:
         traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
+        if custom:  # a runner may return other trace objects than it reported
+            for trace in traces:
+                if not trace.custom_scores:
+                    score_custom(plan, trace)
         cancelled = False
     except RunnerStartError as err:
         raise InputError(str(err)) from None

@@ -40,7 +40,7 @@ from ..results import (
     Timing,
     Usage,
 )
-from ..traces import CaseRunTrace
+from ..traces import CaseRunTrace, CustomScore
 from .cancellable import Cancelled, run_cancellable
 
 if TYPE_CHECKING:
@@ -112,6 +112,8 @@ def score_case(
         scores = {
             t.run: _judged_score(judged, name, t.run)
             if metric.judged and judged is not None
+            else _custom_score(t, name)
+            if metric.custom
             else _score_run(metric, criteria[name], expected, t)
             for t in complete
         }
@@ -122,6 +124,38 @@ def score_case(
         result.usage.add(judged.usage)
     result.status = _case_status(result, errored)
     return result
+
+
+NOT_SCORED_BY_THE_AGENT_STAGE = "the agent stage recorded no score for this custom metric"
+
+
+def _custom_score(trace: CaseRunTrace, metric: str) -> RunScore:
+    """A custom metric's score as the agent stage recorded it on the trace."""
+    recorded = trace.custom_scores.get(metric)
+    if recorded is None:
+        return RunScore(overall=None, error=NOT_SCORED_BY_THE_AGENT_STAGE)
+    return RunScore(recorded.overall, list(recorded.invocations), recorded.error)
+
+
+def score_custom(plan: Plan, trace: CaseRunTrace) -> CaseRunTrace:
+    """The agent stage's part of scoring: the custom metrics (the project's own code) of a
+    finished case-run, recorded on its trace. Run beside the agent, never where scores are
+    judged (pipeline/run_cases.py)."""
+    case = plan.cases.get(trace.key)
+    if case is None or trace.error is not None:
+        return trace
+    eval_set, eval_case = case
+    expected = eval_case.conversation or []
+    if len(trace.turns) != len(expected):
+        return trace
+    criteria = plan.criteria[eval_set.eval_set_id]
+    for name, metric in plan.metrics[eval_set.eval_set_id].items():
+        if metric.custom:
+            score = _score_run(metric, criteria[name], expected, trace)
+            trace.custom_scores[name] = CustomScore(
+                overall=score.overall, invocations=list(score.invocations), error=score.error
+            )
+    return trace
 
 
 def _judged_score(judged: CaseJudgement, metric: str, run: int) -> RunScore:
