@@ -16,8 +16,17 @@ from helpers.factory import case, results
 from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
 
 from agent_eval_action.compare import compare
-from agent_eval_action.report import markdown
-from agent_eval_action.report.budget import Detail, fit, size
+from agent_eval_action.report import markdown, render, sections
+from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, fit, size
+from agent_eval_action.report.cuts import (
+    DIVERGENCES,
+    EVAL_SETS,
+    NOTES,
+    OTHERS,
+    REGRESSIONS,
+    TEXT,
+    counted,
+)
 
 cmarkgfm = pytest.importorskip("cmarkgfm", reason="cmarkgfm is in the dev extra")
 from cmarkgfm.cmark import Options as CmarkOptions  # noqa: E402
@@ -25,6 +34,7 @@ from cmarkgfm.cmark import Options as CmarkOptions  # noqa: E402
 GOLDEN = Path(__file__).parent / "golden"
 OPTIONS = markdown.Options(baseline_relation="the PR's merge-base")
 T = "tool_trajectory_avg_score"
+R = "response_match_score"
 
 
 def to_html(text: str) -> str:
@@ -195,23 +205,104 @@ def test_check_name_is_in_the_marker_and_cannot_break_it():
 # ---- the budget ------------------------------------------------------------------------
 
 
+ITEMS = Cut("items", drop=0, one="item")
+
+
+def listing_of_100(detail: Detail, meter: Meter) -> str:
+    """A one-section report the way templates print it: 100 items of 10 bytes, then how
+    many were left out."""
+    items = Listing.of(ITEMS, range(100), detail)
+
+    def section() -> str:
+        text = "".join(meter.item(items, i, caller=lambda: "x" * 10) for i in items.items)
+        return text + meter.more(items, caller=lambda left: f" ({left} left out)")
+
+    return meter.section((ITEMS,), section, lambda: (size(" (100 left out)"), {ITEMS: 100}))
+
+
 def test_fit_returns_the_most_detail_that_fits():
-    items = 100
-
-    def render(detail: Detail) -> str:
-        shown = items if detail.others is None else detail.others
-        return "x" * (10 * shown) + ("" if shown == items else f" ({items - shown} left out)")
-
-    assert fit(render, 10_000, Detail(), [("others", items)]) == "x" * 1000
-    text = fit(render, 500, Detail(), [("others", items)])
+    assert fit(listing_of_100, 10_000, Detail(), [ITEMS]) == "x" * 1000
+    text = fit(listing_of_100, 500, Detail(), [ITEMS])
     assert size(text) <= 500 and text.startswith("x" * 480) and text.endswith("(52 left out)")
+    assert fit(listing_of_100, 20, Detail(), [ITEMS]) == " (100 left out)"
 
 
 def test_fit_falls_back_to_the_minimal_report():
-    def render(detail: Detail) -> str:
+    def render(detail: Detail, meter: Meter) -> str:
         return "short" if detail.minimal else "x" * 1000
 
-    assert fit(render, 100, Detail(), [("others", 3)]) == "short"
+    assert fit(render, 100, Detail(), [ITEMS]) == "short"
+    with pytest.raises(ValueError, match="even the minimal report is 5 bytes"):
+        fit(render, 4, Detail(), [ITEMS])
+
+
+def test_fit_catches_a_line_printed_outside_the_meter():
+    def render(detail: Detail, meter: Meter) -> str:
+        items = Listing.of(ITEMS, range(100), detail)
+        text = meter.section(
+            (ITEMS,),
+            lambda: "".join(meter.item(items, i, caller=lambda: "x" * 10) for i in items.items),
+            lambda: (0, {}),
+        )
+        return text + (f" ({items.left} left out)" if items.left else "")  # not measured
+
+    with pytest.raises(RuntimeError, match="outside `budget`"):
+        fit(render, 500, Detail(), [ITEMS])
+
+
+def test_the_sections_give_the_order_the_steps_and_the_note():
+    assert [s.name for s in sections.SECTIONS] == [
+        "head",
+        "eval_sets",
+        "trajectory",
+        "response",
+        "improvements",
+        "still_failing",
+        "not_comparable",
+        "flaky",
+        "notes",
+        "usage",
+    ]
+    assert sections.steps(sections.SECTIONS) == [
+        OTHERS,
+        NOTES,
+        EVAL_SETS,
+        TEXT,
+        DIVERGENCES,
+        REGRESSIONS,
+    ]
+    assert sections.steps(sections.of(["head"])) == [EVAL_SETS]
+    templates = Path(markdown.__file__).parent / "templates"
+    assert all((templates / s.template).is_file() for s in sections.SECTIONS)
+    # the ✂️ note names what was left out, most important first
+    assert counted({NOTES: 1, OTHERS: 0, REGRESSIONS: 1_200}) == "1,200 regression rows, 1 note"
+    assert counted({}) == "details"
+
+
+@pytest.fixture
+def renders(monkeypatch):
+    """How many times the report is rendered."""
+    count = [0]
+    page = render.page
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return page(*args, **kwargs)
+
+    monkeypatch.setattr(render, "page", counted)
+    return count
+
+
+def test_the_budget_renders_at_most_twice_and_the_result_fits(renders):
+    diff, current = mixed()
+    full = size(markdown.summary(diff, current))
+    for limit in range(1_700, full + 100, 97):  # the minimal comment: 1,605 bytes
+        for kind in ("comment", "summary"):
+            renders[0] = 0
+            text = getattr(markdown, kind)(diff, current, limit=limit)
+            assert size(text) <= limit and renders[0] <= 2
+            assert ("✂️" in text) == (renders[0] == 2)
+            structure(text)
 
 
 @pytest.fixture(scope="module")
@@ -219,11 +310,11 @@ def big():
     return huge()
 
 
-def test_a_5000_case_diff_fits_the_comment(big):
+def test_a_5000_case_diff_fits_the_comment(big, renders):
     diff, current = big
     assert len(diff.cases) == 5_000 and diff.verdict.trajectory_regressions == 1_000
     text = markdown.comment(diff, current)
-    assert size(text) <= markdown.COMMENT_LIMIT
+    assert size(text) <= markdown.COMMENT_LIMIT and renders[0] == 2
     assert text.count("<!-- agent-eval-action:agent-eval -->") == 1
     assert "✂️ **Shortened to fit GitHub's size limit:**" in text
     assert "the full report is in the job summary" in text
@@ -256,6 +347,24 @@ def test_long_answers_are_shortened_not_cut_mid_markup():
     text = markdown.comment(diff, current)
     assert "more characters)" in text
     assert structure(text).tags["pre"] == 1
+
+
+def test_long_answers_go_before_whole_cases():
+    before = [case(f"c{i}", {T: [1.0], R: [1.0]}, eval_set_id="s") for i in range(6)]
+    after = [
+        case(f"c{i}", {T: [0.0], R: [0.1]}, ["word " * 1000], eval_set_id="s") for i in range(6)
+    ]
+    diff, current = pair(before, after)
+    full = markdown.comment(diff, current)
+    limit = size(full) - 2_000
+    text = markdown.comment(diff, current, limit=limit)
+    assert limit - 100 < size(text) <= limit  # no more is cut than needed
+    assert "1 eval set row not shown" in text and "regressions not shown" not in text
+    assert structure(text).tags["pre"] == 6  # every first divergent turn, shorter
+    left = [int(n.replace(",", "")) for n in re.findall(r"\(([\d,]+) more characters\)", text)]
+    assert min(left) > max(
+        int(n.replace(",", "")) for n in re.findall(r"\(([\d,]+) more characters\)", full)
+    )
 
 
 def test_zero_cases():
