@@ -1,13 +1,15 @@
-"""What a runner is asked to do and what it brings back: the typed hand-off
-between the `run` stage (agents, I/O) and the pure `score` stage."""
+"""What a runner is asked to do and what it brings back: the typed hand-off between the
+agent stage (pipeline/run_cases.py: agents, I/O) and the score stage (pipeline/score.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .core import CaseKey
+from .core import CaseKey, RunnerKind
 from .evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, SessionInput
 
 
@@ -77,3 +79,14 @@ class CaseRunTrace(BaseModel):
     @property
     def key(self) -> CaseKey:
         return CaseKey(self.eval_set_id, self.eval_id)
+
+
+@dataclass
+class CaseRuns:
+    """What the agent did: one trace per case-run of the plan (errored where it failed)."""
+
+    runner: RunnerKind
+    target: str | None
+    started_at: datetime
+    traces: list[CaseRunTrace]
+    cancelled: bool = False

@@ -13,8 +13,8 @@ from . import args as common
 if TYPE_CHECKING:
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
-    from ..pipeline.run_cases import CaseRuns
     from ..runners import Runner
+    from ..traces import CaseRuns
 
 FORMATS = ("table", "markdown", "summary", "json")
 

@@ -51,9 +51,7 @@ def prepare(
     suite = load_suite(eval_paths, options.config)
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
-    the_plan = plan(
-        suite, options.num_runs, options.trajectory_policy, import_custom=import_custom
-    )
+    the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
     the_baseline = read_baseline(baseline, history)
     record = None
     if shard is not None:

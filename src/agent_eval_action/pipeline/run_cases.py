@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from pydantic import ValidationError
 
-from ..core import RUNNER_KINDS, RunnerKind
+from ..core import RUNNER_KINDS
 from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
-from ..traces import CaseRunTrace
+from ..traces import CaseRuns, CaseRunTrace
 from .cancellable import Cancelled, run_cancellable
 from .plan import Plan
 
@@ -39,17 +38,6 @@ SCHEMA = "agent-eval-traces/1"
 CANCELLED = "cancelled before this run finished"
 DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
-
-
-@dataclass
-class CaseRuns:
-    """What the agent did: one trace per case-run of the plan (errored where it failed)."""
-
-    runner: RunnerKind
-    target: str | None
-    started_at: datetime
-    traces: list[CaseRunTrace]
-    cancelled: bool = False
 
 
 def run_cases(

@@ -40,14 +40,13 @@ from ..results import (
     Timing,
     Usage,
 )
-from ..traces import CaseRunTrace, CustomScore
+from ..traces import CaseRuns, CaseRunTrace, CustomScore
 from .cancellable import Cancelled, run_cancellable
 
 if TYPE_CHECKING:
     from ..metrics.judge import CaseJudgement, JudgeResults, JudgeSettings
     from .options import RunOptions
     from .plan import Plan
-    from .run_cases import CaseRuns
     from .suite import LoadedEvalSet
 
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
