@@ -1,7 +1,7 @@
 """End to end: `agent-eval-action action` as the runner starts it, against the fake GitHub.
 
 Each test builds an event payload and the runner's environment, starts the entry point
-(tests/action_harness.py), and checks what GitHub received, the outputs file, the job
+(tests/helpers/action_harness.py), and checks what GitHub received, the outputs file, the job
 summary and the exit code. The example agent (examples/agent) is the PR's agent; its baseline
 comes from a copy with the gold-tier shortcut removed, so the PR regresses one case's
 trajectory while its answer holds (a lucky answer).
