@@ -1,9 +1,10 @@
 """Escaping for GitHub-flavoured markdown: one function per context the reports put text in.
 
 Anything an agent said, a tool got as arguments, or an eval file contains is hostile: on
-GitHub it must never @-mention anyone, link an issue (`#123`, `GH-1`), a commit SHA or a
-URL (each would notify or cross-reference), inject HTML or an HTML comment (a spoofed
-sticky-comment marker), close a `<details>`, break a table row, or leave a code fence.
+GitHub it must never @-mention anyone, link an issue (`#123`, `GH-1`), a commit SHA, a
+URL or an e-mail address (each would notify, cross-reference or lead somewhere), inject HTML
+or an HTML comment (a spoofed sticky-comment marker), close a `<details>`, break a table
+row, leave a code fence, or hide or reorder what is shown with invisible characters.
 
 - `text`: inline markdown (headings, list items, paragraphs): one line.
 - `cell`: a table cell: `text`, with the pipe escaped too.
@@ -22,12 +23,23 @@ import re
 
 ZWSP = "\u200b"  # breaks GitHub's autolinking without changing what a reader sees
 
-# Trojan-source characters (they reorder what is shown) and control characters but tab/newline.
-_INVISIBLE = re.compile(r"[\u202a-\u202e\u2066-\u2069\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+# Shown as U+FFFD, so that what a reader sees is what the text holds: the Trojan-source
+# characters that reorder what is shown (bidi embeddings and overrides U+202A-E, isolates
+# U+2066-9, and the marks LRM U+200E, RLM U+200F, ALM U+061C); the zero-width ones that hide
+# text or make two different names look alike (ZWSP, ZWNJ, ZWJ U+200B-D, word joiner and the
+# invisible operators U+2060-4, the BOM U+FEFF); and control characters but tab and newline.
+# (The zero-width space this module inserts itself goes in after this, where it breaks a link.)
+_INVISIBLE = re.compile(
+    r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+)
+# Every @: a mention, and the e-mail autolink, whose domain may start with `-`, `.` or `_`.
+_AT = re.compile(r"@")
 _ISSUE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
 _HEX_RUN = re.compile(r"\b[0-9a-fA-F]{7,}\b")
-_URL = re.compile(r"(?<=[A-Za-z])(://)|\b(www)(\.)", re.IGNORECASE)
+# Every `www.` (GitHub links it after `_`, `*`, `~` and `(` too, where `\b` does not see a
+# word start) and every `://` after a letter (a scheme).
+_URL = re.compile(r"(?<=[A-Za-z])(://)|(www)(\.)", re.IGNORECASE)
 # Backslash-escaped in inline markdown: emphasis, links, code, tables, strikethrough, headings.
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~#!])")
 _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+.)])(?=\s|$)")  # would start a list item
@@ -45,7 +57,7 @@ def _clean(value: object) -> str:
 
 def _unlink(text: str) -> str:
     """Break what GitHub would turn into a mention, a reference or a link."""
-    text = _MENTION.sub("@" + ZWSP, text)
+    text = _AT.sub("@" + ZWSP, text)
     text = _ISSUE.sub(lambda m: m.group(1) + ZWSP, text)
     text = _HEX_RUN.sub(lambda m: ZWSP.join(re.findall(".{1,6}", m.group())), text)
     return _URL.sub(
