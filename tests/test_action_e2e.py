@@ -250,7 +250,12 @@ def test_workflow_dispatch_with_a_pr_number_compares(runner: Runner, baseline_re
     main, head = main_with_baseline(fake, baseline_results)
     fake.add_pull(7, head, main[3])
     payload = {"inputs": {"pr-number": "7"}, "ref": "refs/heads/main", "repository": repository()}
-    done = runner.run(runner.env("workflow_dispatch", payload))
+    env = runner.env("workflow_dispatch", payload)
+    # the workflow checked out the PR's head (actions/checkout, ref: refs/pull/7/head)
+    (runner.tmp / "workspace" / ".git").mkdir(parents=True)
+    (runner.tmp / "workspace" / ".git" / "HEAD").write_text(f"{head}\n", encoding="utf-8")
+    env["GITHUB_WORKSPACE"] = str(runner.tmp / "workspace")
+    done = runner.run(env)
     assert done.returncode == 1, done.stderr
     assert len(fake.comments_on(7)) == 1
     assert runner.outputs()["baseline-sha"] == main[2]

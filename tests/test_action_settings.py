@@ -20,7 +20,7 @@ DESIGN_INPUTS = {
     "concurrency", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
-    "accept-label", "github-token",
+    "accept-label", "allow-fork-dispatch", "github-token",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",
@@ -39,6 +39,7 @@ DESIGN_DEFAULTS = {
     "check-name": "agent-eval",
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
+    "allow-fork-dispatch": "false",
     "github-token": "${{ github.token }}",
 }
 
@@ -101,6 +102,7 @@ def test_defaults() -> None:
     assert got.shard is got.judge_model is got.requirements is got.config is None
     assert got.trajectory_policy is None
     assert got.accept_label == "agent-eval:accept"
+    assert got.allow_fork_dispatch is False
     assert got.github_token is None
     assert got.github == GitHubEnv()
 
@@ -150,6 +152,8 @@ GOOD = [
     ("requirements", "requirements.txt", "requirements.txt"),
     ("timeout", "90.5", 90.5),
     ("accept-label", "ok-to-regress", "ok-to-regress"),
+    ("allow-fork-dispatch", "true", True),
+    ("allow-fork-dispatch", "FALSE", False),
     ("github-token", "ghs_secret", "ghs_secret"),
 ]
 
@@ -178,6 +182,7 @@ BAD = [
     ("min-delta", "response=2", "input min-delta: must be within [0, 1], got 2.0"),
     ("min-delta", "lots", "input min-delta: 'lots' is not a number"),
     ("comment", "yes", "input comment: must be true or false, got 'yes'"),
+    ("allow-fork-dispatch", "1", "input allow-fork-dispatch: must be true or false, got '1'"),
     ("shard", "5/4", "input shard: '5/4': the index must be within 1..4"),
     ("shard", "half", "input shard: 'half' is not I/N"),
     ("timeout", "0", "input timeout: must be a positive number of seconds, got '0'"),

@@ -1,15 +1,26 @@
 """The modes (docs/action.md, "Modes"): what the action does for each event, wired from the stages.
 
 `mode: comment` never runs or imports project code: it reads a finished PR run's artifact.
+
+Every Results a mode uses (the eval child's own, a PR run's artifact, a shard, a baseline)
+is checked on loading (compare/sanity.py) and its scores against their metrics' ranges
+(pipeline/bounds.py): a bad one is bad input (exit 2), a bad baseline is no baseline.
+Where a Results came from (`source`: its repository, commit and run, which the report
+links to) is never taken from an artifact: mode comment and mode merge set it from the
+event and the runner (docs/security.md).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InfrastructureError, InputError
-from ..results import Results
+from ..pipeline.bounds import check_scores
+from ..results import Results, Source
 from . import outputs
 from .baseline_source import BaselineQuery, ChosenBaseline, choose_baseline
 from .context import Context
+from .dispatch import DispatchedPull, check_dispatch, dispatched_pull, evaluated_commit
 from .event import (
     MergeGroupEvent,
     Mode,
@@ -38,9 +49,7 @@ def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
             target = Target(None, group.head_sha)
             return target, BaselineQuery(group.base_sha, None, branch, workflow)
         case WorkflowDispatchEvent(pr_number=int() as number):
-            from ..github.pulls import get_pull
-
-            pull = get_pull(ctx.require_gh("comparing with a PR's base"), ctx.repo, number)
+            pull = _dispatched_pull(ctx, number)
             target = Target(number, pull.head_sha)
             return target, BaselineQuery(pull.base_sha, pull.head_sha, branch, workflow)
     sha = ctx.settings.github.sha
@@ -48,6 +57,28 @@ def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
         return Target(None, None), None
     # a push or a dispatch without a PR: compare with the nearest older baseline
     return Target(None, None), BaselineQuery(sha, None, branch, workflow)
+
+
+def _dispatched_pull(ctx: Context, number: int) -> DispatchedPull:
+    """The PR a workflow_dispatch names, once its head is known to be what the evals run
+    on (and not a fork's, unless allowed): else exit 2 before anything runs."""
+    pull = dispatched_pull(ctx.require_gh("comparing with a PR's base"), ctx.repo, number)
+    workspace = Path(ctx.settings.github.workspace or Path.cwd())
+    evaluated, how = evaluated_commit(workspace, ctx.settings.github.sha)
+    check_dispatch(
+        pull,
+        repo=ctx.repo,
+        evaluated=evaluated,
+        how=how,
+        allow_fork=ctx.settings.allow_fork_dispatch,
+    )
+    return pull
+
+
+def _own_results(ctx: Context, results: Results) -> Results:
+    """The eval child's Results, its scores within their metrics' ranges."""
+    check_scores(results, str(ctx.out_dir / "results.json"))
+    return results
 
 
 def _write_pr_record(ctx: Context, target: Target, query: BaselineQuery | None) -> None:
@@ -65,6 +96,7 @@ def mode_pr(ctx: Context, *, post: bool = True) -> int:
     else:
         print(f"no baseline: {baseline.reason}")
     run_code, results = run_suite(ctx, baseline)
+    results = _own_results(ctx, results)
     if ctx.settings.shard is not None:
         return record_only(ctx, results, _recorded(run_code))
     return compare_and_publish(ctx, results, baseline, target, run_code, post=post)
@@ -75,6 +107,7 @@ def mode_baseline(ctx: Context) -> int:
     The previous baseline, when there is one, lends its judge verdicts of unchanged answers
     (no new judge calls for them) and its case durations; nothing is gated on it."""
     run_code, results = run_suite(ctx, _previous_baseline(ctx), gate=False)
+    results = _own_results(ctx, results)
     if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
         _store_on_data_branch(ctx, results)
     code = _recorded(run_code)
@@ -125,7 +158,7 @@ def _store_on_data_branch(ctx: Context, results: Results) -> None:
 
 def mode_run(ctx: Context) -> int:
     run_code, results = run_suite(ctx, None)
-    return record_only(ctx, results, run_code)
+    return record_only(ctx, _own_results(ctx, results), run_code)
 
 
 def mode_comment(ctx: Context) -> int:
@@ -178,8 +211,20 @@ def mode_comment(ctx: Context) -> int:
     results_path.write_bytes(files["results.json"])
     try:
         results = load_results(str(results_path))
+        check_scores(results, str(results_path))
     except InputError as err:
         raise InputError(f"{source}: {err}") from None
+    # The artifact's `source` is the PR author's to write: the report links to the commit
+    # and the run this job knows (the event's repository, the PR's head, the triggering run).
+    trusted = Source(
+        repo=ctx.repo,
+        sha=pull.head_sha,
+        ref=f"refs/pull/{pull.number}/merge",
+        run_id=str(event.id),
+        event=event.event,
+    )
+    results = results.model_copy(update={"source": trusted})
+    results.write(results_path)
     workflow = ctx.settings.baseline_workflow or (
         event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
     )
@@ -210,12 +255,16 @@ def mode_merge(ctx: Context) -> int:
             raise InfrastructureError(f"artifact {artifact.name} has no results.json")
         path = shard_dir / f"{artifact.name}.json"
         path.write_bytes(artifact.files["results.json"])
-        shards.append((artifact.name, load_results(str(path))))
+        shard = load_results(str(path))
+        check_scores(shard, str(path))
+        shards.append((artifact.name, shard))
     if not shards:
         raise InfrastructureError(
             f"no shard artifacts named {prefix}<I> in run {run_id}: did the shard jobs upload them?"
         )
     merged = merge(shards)  # a missing shard is InfrastructureError (exit 3)
+    # the shards ran in this workflow run: where they ran is the runner's to say, not theirs
+    merged = merged.model_copy(update={"source": ctx.settings.github.source()})
     merged.write(ctx.out_dir / "results.json")
     if merged.partial:
         raise InfrastructureError("a shard was cancelled: its results are partial (kept)")

@@ -3,6 +3,8 @@ comment job, and the shard results of the current run for the merge job.
 
 Artifacts are untrusted input (a fork's run wrote them): they go through the size cap and
 the digest check of the download and the safe zip reader, and only the named files are read.
+An artifact the zip reader refuses is bad input (exit 2, one line), as unreadable Results
+in it are: this job cannot tell a hostile artifact from a broken one, and neither is a fault.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import InputError
+from ..files.jsonpos import one_line
 from ..github.artifacts import ArtifactError, read_files
 from ..github.client import GitHub
 
@@ -28,7 +32,8 @@ def run_artifact_files(
     wanted: set[str],
 ) -> list[ArtifactFiles]:
     """The wanted files of each unexpired artifact of the run whose name `select` accepts.
-    An artifact that cannot be read safely raises ArtifactError (naming it)."""
+    An artifact that cannot be read safely is an InputError naming it; a download that does
+    not match its digest, or fails, is a GitHubError (a fault: exit 3)."""
     found = []
     listing = gh.paginate(f"/repos/{repo}/actions/runs/{run_id}/artifacts", key="artifacts")
     for artifact in sorted(listing, key=lambda a: a["name"]):
@@ -36,8 +41,12 @@ def run_artifact_files(
             continue
         data = gh.download_artifact(artifact["archive_download_url"], digest=artifact.get("digest"))
         source = f"artifact {artifact['name']} of run {run_id}"
-        found.append(ArtifactFiles(artifact["name"], read_files(data, wanted, source=source)))
+        try:
+            files = read_files(data, wanted, source=source)
+        except ArtifactError as err:
+            raise InputError(one_line(f"refused {err}")) from None
+        found.append(ArtifactFiles(artifact["name"], files))
     return found
 
 
-__all__ = ["ArtifactError", "ArtifactFiles", "run_artifact_files"]
+__all__ = ["ArtifactFiles", "run_artifact_files"]

@@ -36,6 +36,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "check-name": DEFAULTS.report.check_name,
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
+    "allow-fork-dispatch": "false",
     "github-token": "${{ github.token }}",
 }
 BASELINE_KINDS = ("artifact", "branch", "none")
@@ -253,6 +254,11 @@ def clean_accept_label(text: str) -> str:
     return text or str(ACTION_DEFAULTS["accept-label"])
 
 
+def clean_allow_fork_dispatch(text: str) -> bool:
+    """A workflow_dispatch with a pr-number may run a fork's PR head (action/dispatch.py)."""
+    return _boolean("allow-fork-dispatch", text, False)
+
+
 def clean_github_token(text: str) -> str | None:
     return _optional(text)
 
@@ -283,6 +289,7 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "requirements": clean_requirements,
     "timeout": clean_timeout,
     "accept-label": clean_accept_label,
+    "allow-fork-dispatch": clean_allow_fork_dispatch,
     "github-token": clean_github_token,
 }
 
@@ -313,6 +320,7 @@ class Settings:
     requirements: str | None
     timeout: float
     accept_label: str
+    allow_fork_dispatch: bool
     github_token: str | None = field(repr=False)  # a secret: never in a repr or a log
     github: GitHubEnv = field(default_factory=GitHubEnv)
 

@@ -3,6 +3,9 @@
 A current Results that cannot be read is bad input (exit 2). A baseline that is
 missing, unreadable or of a newer schema is "no baseline", said loudly, never a
 crash (docs/cli.md): the comparison then falls back to thresholds.
+
+Every Results read here is also checked by compare/sanity.py (finite numbers of sensible
+size, printable ids and paths): one that fails is refused like one that does not parse.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ..errors import InputError
 from ..files import decode, jsonpos, read_bytes
 from ..files.jsonpos import one_line
 from ..results import SCHEMA, CaseResult, Results
+from .sanity import ResultsRefused, check_results
 
 # Results grow with cases x runs x turns: 10,000 cases of 3 runs of 1-3 turns are ~70 MiB,
 # over the 64 MiB cap on eval files, so Results have their own, larger one.
@@ -34,7 +38,10 @@ class BaselineUnusable(Exception):
 def _parse(path: Path, display: str) -> Results:
     text = decode(read_bytes(path, display, MAX_RESULTS_BYTES), display)
     results = _parse_lean(text, display)
-    return _parse_whole(text, display) if results is None else results
+    if results is None:
+        results = _parse_whole(text, display)
+    check_results(results, display)
+    return results
 
 
 def _check_schema(schema: Any, display: str) -> None:
@@ -183,5 +190,7 @@ def load_baseline(path: str | None) -> tuple[Results | None, str | None]:
         return _parse(Path(path), path), None
     except BaselineUnusable as err:
         return None, f"{path} was {err}"
+    except ResultsRefused as err:
+        return None, f"the baseline is refused ({err})"
     except InputError as err:
         return None, f"the baseline is unreadable ({err})"

@@ -1,0 +1,217 @@
+"""What every Results must be before anything computes with it or shows it (docs/security.md).
+
+A Results file may come from a fork's run (the fork-safe pair's artifact, a shard) or be
+written by PR code (the eval child runs it), so pydantic's types are not enough: a score of
+1e308 overflows the report's arithmetic, a NUL in a file name breaks the path handling of
+the check run, a control character in an eval id breaks the lines it is shown on. Here:
+
+- every number the comparison or the report computes with is finite and at most
+  MAX_MAGNITUDE in size; counts are whole numbers within 0..MAX_COUNT; a shard's count is
+  at most MAX_SHARDS;
+- identifiers, file paths, metric names, hashes and the `source` fields have no control
+  characters (nor line separators or bidirectional overrides) and a bounded length;
+- `check_bounded`: the scores of each metric declared to score within [0, 1] are within
+  it. Custom metrics and counts are not bounded. compare/ does not import metrics/, so the
+  caller says which metrics are (pipeline/bounds.py asks the metric registry).
+
+Free text (answers, tool arguments, errors, notes, warnings) is left as it is: the report
+escapes it wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..errors import InputError
+from ..files.jsonpos import one_line
+from ..results import CaseResult, MetricResult, Results
+
+MAX_MAGNITUDE = 1e12  # far above any score, duration or cost; far below float overflow
+MAX_COUNT = 2**53  # tokens, calls, lines, run and turn numbers: exact as floats
+MAX_SHARDS = 10_000  # a matrix has at most 256 jobs
+MAX_ID_CHARS = 1024  # eval set ids, eval ids, metric names, hashes, versions, source fields
+MAX_PATH_CHARS = 4096  # file paths
+MAX_TARGET_CHARS = 65_536  # run_config.target: a command, or a list of files
+
+# C0 and C1 controls (NUL, tab, newline, ESC, ...), DEL, the line and paragraph separators,
+# and the bidirectional overrides and isolates (they reorder what is shown).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+Bounded = Callable[[str], bool]
+
+
+class ResultsRefused(InputError):
+    """Results that parse but may not be used: a number out of range, an unsafe string."""
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+class _Checker:
+    def __init__(self, display: str):
+        self.display = display
+
+    def refuse(self, where: str, why: str) -> ResultsRefused:
+        return ResultsRefused(one_line(f"refused Results: {where}: {why}"), self.display)
+
+    def number(self, value: float | None, where: str, *, unit: bool = False) -> None:
+        if value is None:
+            return
+        if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+            raise self.refuse(where, f"{_show(value)} is not a finite number of sensible size")
+        if unit and not 0.0 <= value <= 1.0:
+            raise self.refuse(where, f"{_show(value)} is outside [0, 1], this metric's range")
+
+    def count(self, value: int | None, where: str, *, most: int = MAX_COUNT) -> None:
+        if value is not None and not 0 <= value <= most:
+            raise self.refuse(where, f"{_show(value)} is not a count within 0..{most}")
+
+    def text(self, value: str | None, where: str, *, most: int = MAX_ID_CHARS) -> None:
+        if value is None:
+            return
+        if len(value) > most:
+            raise self.refuse(where, f"{len(value)} characters, more than {most}")
+        bad = _UNSAFE.search(value)
+        if bad is not None:
+            raise self.refuse(where, f"{_show(value)} has the control character {bad.group()!r}")
+
+    def free(self, value: str | None, where: str, *, most: int) -> None:
+        """A string shown as text but also used as a value (a command): no NUL, bounded."""
+        if value is None:
+            return
+        if len(value) > most:
+            raise self.refuse(where, f"{len(value)} characters, more than {most}")
+        if "\x00" in value:
+            raise self.refuse(where, "has a NUL character")
+
+    def data(self, value: Any, where: str) -> None:
+        """JSON of any shape (criteria, a generation config): its numbers finite."""
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, float) and not math.isfinite(item):
+                raise self.refuse(where, f"{_show(item)} is not a finite number")
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list | tuple):
+                stack.extend(item)
+
+    def names(self, keys: Iterable[str], where: str) -> None:
+        for key in keys:
+            self.text(key, f"{where} name")
+
+    def results(self, results: Results) -> None:
+        self.text(results.tool_version, "tool_version")
+        self.text(results.adk_version, "adk_version")
+        source = results.source
+        for name in ("repo", "sha", "ref", "run_id", "event"):
+            self.text(getattr(source, name), f"source.{name}")
+        config = results.run_config
+        self.free(config.target, "run_config.target", most=MAX_TARGET_CHARS)
+        self.count(config.num_runs, "run_config.num_runs")
+        self.count(config.concurrency, "run_config.concurrency")
+        self.number(config.timeout_s, "run_config.timeout_s")
+        self.text(config.judge_model, "run_config.judge_model")
+        if results.shard is not None:
+            shard = results.shard
+            self.count(shard.count, "shard.count", most=MAX_SHARDS)
+            self.count(shard.index, "shard.index", most=shard.count)
+            self.count(shard.cases_total, "shard.cases_total")
+            self.text(shard.partition_hash, "shard.partition_hash")
+            self.text(shard.baseline_sha, "shard.baseline_sha")
+        for i, entry in enumerate(results.eval_sets):
+            where = f"eval_sets[{i}]"
+            self.text(entry.eval_set_id, f"{where}.eval_set_id")
+            self.text(entry.file, f"{where}.file", most=MAX_PATH_CHARS)
+            self.text(entry.file_sha256, f"{where}.file_sha256")
+            self.text(entry.config, f"{where}.config", most=MAX_PATH_CHARS)
+            self.names(entry.criteria, f"{where}.criteria")
+            self.data(entry.criteria, f"{where}.criteria")
+        self.usage(results.usage, "usage")
+        self.number(results.timing.duration_s, "timing.duration_s")
+        for i, case in enumerate(results.cases):
+            self.case(case, f"cases[{i}]")
+
+    def usage(self, usage: Any, where: str) -> None:
+        for name in (
+            "judge_calls",
+            "judge_reused",
+            "prompt_tokens",
+            "output_tokens",
+            "thinking_tokens",
+            "judge_prompt_tokens",
+            "judge_output_tokens",
+            "judge_thinking_tokens",
+        ):
+            self.count(getattr(usage, name), f"{where}.{name}")
+        self.number(usage.cost_usd, f"{where}.cost_usd")
+
+    def case(self, case: CaseResult, where: str) -> None:
+        self.text(case.eval_set_id, f"{where}.eval_set_id")
+        self.text(case.eval_id, f"{where}.eval_id")
+        # from here on the case is named by its ids, which are known to be printable
+        where = f'case "{case.eval_set_id} / {case.eval_id}"'
+        self.text(case.file, f"{where}: file", most=MAX_PATH_CHARS)
+        self.count(case.line, f"{where}: line")
+        self.text(case.case_sha256, f"{where}: case_sha256")
+        self.number(case.duration_s, f"{where}: duration_s")
+        self.usage(case.usage, f"{where}: usage")
+        self.names(case.metrics, f"{where}: metric")
+        for name, metric in case.metrics.items():
+            self.metric(metric, f"{where}: {name}")
+        for run in case.runs:
+            self.count(run.run, f"{where}: run")
+            self.number(run.duration_s, f"{where}: run {run.run} duration_s")
+            for turn in run.invocations:
+                self.number(turn.duration_s, f"{where}: run {run.run} turn duration_s")
+
+    def scores(self, metric: MetricResult, where: str, *, unit: bool = False) -> None:
+        self.number(metric.score, f"{where}.score", unit=unit)
+        for value in metric.runs:
+            self.number(value, f"{where}.runs", unit=unit)
+        for turns in metric.invocations:
+            for value in turns:
+                self.number(value, f"{where}.invocations", unit=unit)
+
+    def metric(self, metric: MetricResult, where: str) -> None:
+        self.scores(metric, where)
+        self.number(metric.threshold, f"{where}.threshold")
+        judge = metric.judge
+        if judge is None:
+            return
+        for name in ("model", "prompt_version", "parser_version"):
+            self.text(getattr(judge, name), f"{where}.judge.{name}")
+        self.count(judge.num_samples, f"{where}.judge.num_samples")
+        self.data(judge.generation_config, f"{where}.judge.generation_config")
+        for scores in judge.rubric_scores:
+            for value in scores.values():
+                self.number(value, f"{where}.judge.rubric_scores")
+        for verdict in judge.verdicts:
+            self.text(verdict.key, f"{where}.judge.verdicts.key")
+            self.text(verdict.request, f"{where}.judge.verdicts.request")
+            self.count(verdict.run, f"{where}.judge.verdicts.run")
+            self.count(verdict.turn, f"{where}.judge.verdicts.turn")
+            self.count(verdict.step, f"{where}.judge.verdicts.step")
+            self.number(verdict.score, f"{where}.judge.verdicts.score")
+
+
+def check_results(results: Results, display: str) -> None:
+    """Raise ResultsRefused (one line naming `display` and the place) unless the Results
+    are sane as the module's docstring says."""
+    _Checker(display).results(results)
+
+
+def check_bounded(results: Results, display: str, bounded: Bounded) -> None:
+    """Raise ResultsRefused unless every score of each metric that `bounded(name)` says
+    scores within [0, 1] is within it (run after check_results)."""
+    checker = _Checker(display)
+    for case in results.cases:
+        where = f'case "{case.eval_set_id} / {case.eval_id}"'
+        for name, metric in case.metrics.items():
+            if bounded(name):
+                checker.scores(metric, f"{where}: {name}", unit=True)

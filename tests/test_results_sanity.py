@@ -1,0 +1,151 @@
+"""What every loaded Results must be (compare/sanity.py, pipeline/bounds.py): finite numbers
+of sensible size, printable ids and paths, built-in metrics' scores within [0, 1]. Through
+the loaders, so the current Results is bad input and a baseline is no baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.factory import case, results
+
+from agent_eval_action.compare.loading import load_baseline, load_results
+from agent_eval_action.compare.sanity import MAX_ID_CHARS, ResultsRefused, check_results
+from agent_eval_action.errors import InputError
+from agent_eval_action.pipeline.bounds import bounded_metric, check_scores
+
+
+def written(tmp_path: Path, edit=None) -> str:
+    base = results(
+        case("a", {"tool_trajectory_avg_score": [1.0], "my_latency_ms": [1234.5]}),
+        case("b", {"response_match_score": [0.5]}),
+    )
+    data = json.loads(base.dump_json())
+    if edit is not None:
+        edit(data)
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def test_honest_results_load(tmp_path: Path) -> None:
+    path = written(tmp_path)
+    loaded = load_results(path)
+    check_scores(loaded, path)  # the custom metric's 1234.5 is not bounded
+    assert load_baseline(path)[1] is None
+
+
+def _score(value: float):
+    def edit(data: dict) -> None:
+        data["cases"][0]["metrics"]["tool_trajectory_avg_score"]["score"] = value
+
+    return edit
+
+
+def _set(*keys: str | int, value: object):
+    def edit(data: dict) -> None:
+        target = data
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return edit
+
+
+BAD = [
+    ("score-huge", _score(1e308), "tool_trajectory_avg_score.score: 1e+308 is not a finite"),
+    ("score-negative-huge", _score(-1e13), "is not a finite number of sensible size"),
+    ("threshold-huge", _set("cases", 0, "metrics", "my_latency_ms", "threshold", value=1e300),
+     "my_latency_ms.threshold"),
+    ("runs-huge", _set("cases", 1, "metrics", "response_match_score", "runs", value=[1e200]),
+     "response_match_score.runs"),
+    ("file-nul", _set("cases", 0, "file", value="/w/evals/a\u0000.json"), "file: "),
+    ("eval-id-newline", _set("cases", 0, "eval_id", value="a\nb"), "cases[0].eval_id"),
+    ("eval-id-bidi", _set("cases", 0, "eval_id", value="a\u202eb"), "control character"),
+    ("eval-id-long", _set("cases", 0, "eval_id", value="x" * (MAX_ID_CHARS + 1)),
+     f"more than {MAX_ID_CHARS}"),
+    ("metric-name-tab", _set("cases", 0, "metrics", "bad\tname",
+                             value={"axis": "response", "score": 1.0, "threshold": 0.5,
+                                    "status": "passed"}), "metric name"),
+    ("line-negative", _set("cases", 0, "line", value=-1), "line: -1 is not a count"),
+    ("tokens-huge", _set("usage", "prompt_tokens", value=10**30), "usage.prompt_tokens"),
+    ("source-repo-newline", _set("source", "repo", value="a/b\nc"), "source.repo"),
+    ("shard-count-huge", _set("shard", value={"index": 1, "count": 10**12,
+                                              "partition_hash": "p", "cases_total": 2}),
+     "shard.count"),
+    ("duration-huge", _set("timing", "duration_s", value=1e20), "timing.duration_s"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "phrase"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_insane_results_are_refused_in_one_line(tmp_path: Path, edit, phrase: str) -> None:
+    path = written(tmp_path, edit)
+    with pytest.raises(ResultsRefused) as raised:
+        load_results(path)
+    text = str(raised.value)
+    assert isinstance(raised.value, InputError) and "\n" not in text
+    assert text.startswith(f"{path}: refused Results: ") and phrase in text, text
+    baseline, reason = load_baseline(path)
+    assert baseline is None and reason is not None
+    assert reason.startswith("the baseline is refused (") and phrase in reason
+
+
+@pytest.mark.parametrize(
+    ("literal", "phrase"),
+    [('"score": 1.0', r"\.score: inf is not a finite number"), ('"threshold": 1.0}', r"criteria")],
+)
+def test_infinity_from_an_overflowing_literal_is_refused(
+    tmp_path: Path, literal: str, phrase: str
+) -> None:
+    """JSON has no Infinity (the reader refuses it), but 1e999 reads as one."""
+    path = Path(written(tmp_path))
+    text = path.read_text(encoding="utf-8")
+    assert literal in text
+    path.write_text(text.replace(literal, literal.replace("1.0", "1e999"), 1), encoding="utf-8")
+    with pytest.raises(ResultsRefused, match=phrase):
+        load_results(str(path))
+
+
+def test_free_text_may_hold_anything(tmp_path: Path) -> None:
+    """Answers, errors, notes and warnings are escaped where shown, never refused: an agent
+    that answers with a NUL must not make its own run bad input."""
+
+    def edit(data: dict) -> None:
+        data["cases"][0]["note"] = "a\u0000b\nc\u202e"
+        data["warnings"] = ["line\u0000one\nline two"]
+        turn = data["cases"][0]["runs"][0]["invocations"][0]
+        turn["actual"]["final_response"]["parts"][0]["text"] = "\u0000\x1b[31m red"
+
+    load_results(written(tmp_path, edit))
+
+
+def test_only_built_in_metrics_are_bounded(tmp_path: Path) -> None:
+    assert bounded_metric("tool_trajectory_avg_score") and bounded_metric("response_match_score")
+    assert not bounded_metric("my_latency_ms")  # a custom metric: any finite score
+    assert not bounded_metric("tool_trajectory_avg_score_count")
+
+    def five(data: dict) -> None:
+        metric = data["cases"][1]["metrics"]["response_match_score"]
+        metric["score"], metric["runs"], metric["invocations"] = 1.0, [1.0], [[5.0]]
+
+    path = written(tmp_path, five)
+    loaded = load_results(path)  # in compare/ nothing knows which metrics are bounded
+    with pytest.raises(ResultsRefused, match=r"response_match_score.invocations: 5.0 is outside"):
+        check_scores(loaded, path)
+
+    def custom(data: dict) -> None:
+        metric = data["cases"][0]["metrics"]["my_latency_ms"]
+        metric["score"], metric["runs"] = -7.5, [-7.5]
+
+    path = written(tmp_path, custom)
+    check_scores(load_results(path), path)
+
+
+def test_check_results_on_a_model_built_in_memory() -> None:
+    built = results(case("a", {"tool_trajectory_avg_score": [1.0]}))
+    check_results(built, "built")
+    bad = built.model_copy(deep=True)
+    bad.cases[0].metrics["tool_trajectory_avg_score"].runs = [float("nan")]
+    with pytest.raises(ResultsRefused, match=r"^built: refused Results: .*nan"):
+        check_results(bad, "built")
