@@ -32,6 +32,8 @@ from agent_eval_action.action.event import load_event
 from agent_eval_action.action.settings import parse_settings
 from agent_eval_action.errors import InputError
 from agent_eval_action.files import MAX_FILE_BYTES
+from agent_eval_action.metrics.criteria import MAX_NUM_SAMPLES
+from agent_eval_action.pipeline.suite import MAX_CASES
 from agent_eval_action.results import Shard
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +92,23 @@ def sparse(size: int) -> Callable[[Path], None]:
     def make(path: Path) -> None:
         with path.open("wb") as handle:
             handle.truncate(size)  # a hole: no disk space, no time
+
+    return make
+
+
+def symlink(target: str) -> Callable[[Path], None]:
+    def make(path: Path) -> None:
+        path.symlink_to(target)
+
+    return make
+
+
+def many_cases(count: int) -> Callable[[Path], None]:
+    def make(path: Path) -> None:
+        cases = [
+            {"eval_id": f"c{n}", "conversation": [{"user_content": USER}]} for n in range(count)
+        ]
+        path.write_text(json.dumps({"eval_set_id": "demo", "eval_cases": cases}), encoding="utf-8")
 
     return make
 
@@ -227,6 +246,14 @@ NAN_THRESHOLD = '{\n  "criteria": {\n    "response_match_score": NaN\n  }\n}\n'
 BAD_MATCH = config({"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "FUZZY"}})
 INT_MATCH = config({"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": 7}})
 CUSTOM_NO_CODE = config({"mine": 0.5}, custom_metrics={"mine": {"axis": "response"}})
+MANY_SAMPLES = config(
+    {
+        "final_response_match_v2": {
+            "threshold": 0.5,
+            "judge_model_options": {"num_samples": MAX_NUM_SAMPLES + 1},
+        }
+    }
+)
 TOO_DEEP = '{"eval_set_id": "demo", "eval_cases": ' + "[" * 100_000 + "]" * 100_000 + "}"
 TOO_LONG = GOOD.replace(
     '"eval_id": "c1",', '"eval_id": "c1",\n      "creation_timestamp": ' + "9" * 5000 + ","
@@ -355,6 +382,15 @@ ROWS: list[Row] = [
         "d.evalset.json",
         run("d.evalset.json"),
         {"d.evalset.json": sparse(MAX_FILE_BYTES + 1)},
+    ),
+    Row(
+        "endless-file",
+        "a file that says it is empty and never ends (a symlink to a device)",
+        "`evals/d.evalset.json` -> `/dev/zero`",
+        "the limit is",
+        "evals/d.evalset.json",
+        run("evals"),
+        {"evals/d.evalset.json": symlink("/dev/zero")},
     ),
     # -- shape and types
     Row(
@@ -501,6 +537,15 @@ ROWS: list[Row] = [
         "b.evalset.json",
         run("a.evalset.json", "b.evalset.json"),
         {"a.evalset.json": GOOD, "b.evalset.json": GOOD},
+    ),
+    Row(
+        "too-many-cases",
+        f"more than {MAX_CASES:,} cases in one suite",
+        f"{MAX_CASES + 1:,} cases",
+        f"the limit is {MAX_CASES:,}",
+        "d.evalset.json",
+        run("d.evalset.json"),
+        {"d.evalset.json": many_cases(MAX_CASES + 1)},
     ),
     Row(
         "empty-eval-set",
@@ -710,6 +755,15 @@ ROWS: list[Row] = [
         at("test_config.json", CUSTOM_NO_CODE, ('"mine"', 2)),
         run("d.evalset.json"),
         {"d.evalset.json": GOOD, "test_config.json": CUSTOM_NO_CODE},
+    ),
+    Row(
+        "num-samples-too-many",
+        f"`num_samples` over {MAX_NUM_SAMPLES} (judge calls per answer)",
+        f'`"judge_model_options": {{"num_samples": {MAX_NUM_SAMPLES + 1}}}`',
+        f"less than or equal to {MAX_NUM_SAMPLES}",
+        at("test_config.json", MANY_SAMPLES, '"judge_model_options"'),
+        run("d.evalset.json"),
+        {"d.evalset.json": GOOD, "test_config.json": MANY_SAMPLES},
     ),
     # -- flags
     Row(

@@ -12,11 +12,18 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # an eval or config file larger than this is 
 
 
 def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes, at most `limit` of them. The size a file reports is checked first
+    (a quick refusal), but not trusted: a device, a pipe or `/proc` file (or a symlink to
+    one, e.g. to /dev/zero) reports 0, so the read itself stops one byte past the limit."""
     try:
         size = path.stat().st_size
         if size > limit:
             raise InputError(f"file is {size} bytes; the limit is {limit}", display)
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
+        if len(raw) > limit:
+            raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
+        return raw
     except FileNotFoundError:
         raise InputError("no such file", display) from None
     except IsADirectoryError:

@@ -18,6 +18,9 @@ from ..evalset.models import Rubric
 from .trajectory import MatchType
 
 DEFAULT_JUDGE_MODEL = "gemini-2.5-flash"
+# Judge calls per answer: ADK sets no bound; ours keeps a config from multiplying the judge's
+# cost and time without limit (docs/security.md, "Bounds").
+MAX_NUM_SAMPLES = 20
 
 
 class JudgeModelOptions(BaseModel):
@@ -31,7 +34,7 @@ class JudgeModelOptions(BaseModel):
 
     judge_model: str = DEFAULT_JUDGE_MODEL
     judge_model_config: dict[str, Any] | None = None
-    num_samples: int = Field(5, ge=1)
+    num_samples: int = Field(5, ge=1, le=MAX_NUM_SAMPLES)
     parallelism_limit: int = Field(1, ge=1)
 
 

@@ -17,6 +17,9 @@ from ..evalset.loader import EvalFile, load_eval_file
 from ..metrics.config import EvalConfig, default_config, load_config
 
 CONFIG_NAME = "test_config.json"
+# Cases in one suite (all its eval files): past this a run is refused (docs/security.md,
+# "Bounds"), as no gate needs it and every later stage's time and memory grow with it.
+MAX_CASES = 100_000
 
 
 class LoadedEvalSet(EvalFile):
@@ -40,6 +43,7 @@ def load_suite(eval_paths: Sequence[str], config_path: str | None = None) -> Sui
     configs: dict[Path, EvalConfig] = {}
     eval_sets: list[LoadedEvalSet] = []
     seen: dict[str, str] = {}
+    cases = 0
     for target in discover(eval_paths):
         config = override or _config_beside(target.path, configs, warnings)
         loaded = LoadedEvalSet(**dict(load_eval_file(target, warnings)), config=config)
@@ -51,6 +55,12 @@ def load_suite(eval_paths: Sequence[str], config_path: str | None = None) -> Sui
             )
         seen[loaded.eval_set_id] = loaded.file
         eval_sets.append(loaded)
+        cases += len(loaded.cases)
+        if cases > MAX_CASES:
+            raise InputError(
+                f"the suite has {cases:,} cases with this file; the limit is {MAX_CASES:,}",
+                loaded.file,
+            )
     return Suite(eval_sets=eval_sets, warnings=warnings)
 
 

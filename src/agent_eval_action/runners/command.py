@@ -43,6 +43,8 @@ PROTOCOL_VERSION = 1
 LINE_LIMIT = 64 * 1024 * 1024
 # How long a worker gets to exit by itself once its stdin is closed.
 EXIT_GRACE_S = 2.0
+# A stderr line of a worker is forwarded to the log cut to this many bytes (docs/security.md).
+STDERR_LINE_BYTES = 8 * 1024
 
 _ANSWER_FIELDS = (
     "final_response",
@@ -338,10 +340,24 @@ class _Worker:
                 continue
             if not line:
                 return
-            text = line.decode(errors="replace").rstrip()
+            text = _stderr_text(line)
             if text:
                 self._last_stderr_line = text
                 print(f"[{self.name}] {text}", file=sys.stderr, flush=True)
+
+
+def _stderr_text(line: bytes) -> str:
+    """A stderr line as forwarded: its first STDERR_LINE_BYTES bytes (cut at a UTF-8
+    character's start), and how many bytes were cut."""
+    size = len(line)
+    while size and line[size - 1] in b" \t\n\r\x0b\x0c":
+        size -= 1
+    if size <= STDERR_LINE_BYTES:
+        return line.decode(errors="replace").rstrip()
+    end = STDERR_LINE_BYTES
+    while end > STDERR_LINE_BYTES - 3 and line[end] & 0xC0 == 0x80:  # a continuation byte
+        end -= 1
+    return line[:end].decode(errors="replace") + f" …({size - end:,} bytes cut)"
 
 
 def _signal_name(number: int) -> str:
