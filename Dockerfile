@@ -1,6 +1,10 @@
 # The GitHub Action's image (action.yml: runs.using docker). Runs as root, as GitHub requires
 # of container actions (no USER, no WORKDIR: the runner mounts the workspace and sets -w).
-FROM python:3.11-slim
+# The base image is pinned by digest (the tag moves with every rebuild upstream) and the pin is
+# kept fresh by Dependabot (.github/dependabot.yml, ecosystem docker): python:3.11-slim,
+# Python 3.11.16 on Debian trixie, the build of 2026-09-01 (docs/security.md says where the
+# digest came from).
+FROM python:3.11-slim@sha256:9534e5a8e315485d4061ed659af0fd78a284c015f9b73661b41d6bab25604534
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -405,3 +405,121 @@ def test_docs_show_the_example_files_verbatim():
     )
     for name, text in blocks.items():
         assert text == (ROOT / name).read_text(), f"docs/workflows.md: the block of {name} differs"
+
+
+# --- the image, the CI container and the release (security issue, finding 11) ------------
+
+DOCKERFILES = [ROOT / "Dockerfile", *sorted((ROOT / ".github").rglob("Dockerfile"))]
+CI_IMAGE = ROOT / ".github" / "ci-image" / "Dockerfile"
+DIGEST_PINNED = re.compile(r"[\w.-]+(/[\w.-]+)*(:[\w.-]+)?@sha256:[0-9a-f]{64}")
+
+
+def from_images(path: Path) -> list[str]:
+    """The image of every FROM of a Dockerfile that is not an earlier stage of the same file."""
+    images, stages = [], set()
+    for line in path.read_text().splitlines():
+        words = line.split()
+        if not words or words[0].upper() != "FROM":
+            continue
+        args = [w for w in words[1:] if not w.startswith("--")]
+        if args[0] not in stages:
+            images.append(args[0])
+        if len(args) >= 3 and args[1].upper() == "AS":
+            stages.add(args[2])
+    return images
+
+
+def job_images(job: dict[str, Any]) -> list[str]:
+    """Every image a job runs: its container, its services, its `docker://` steps."""
+    found = []
+    for spec in [job.get("container"), *(job.get("services") or {}).values()]:
+        if spec:
+            found.append(spec if isinstance(spec, str) else spec["image"])
+    found += [
+        s["uses"][len("docker://") :]
+        for s in job["steps"]
+        if s.get("uses", "").startswith("docker://")
+    ]
+    return found
+
+
+def test_the_dockerfiles_are_found():
+    assert ROOT / "Dockerfile" in DOCKERFILES and CI_IMAGE in DOCKERFILES
+
+
+@pytest.mark.parametrize("path", DOCKERFILES, ids=rel)
+def test_base_images_are_pinned_by_digest(path):
+    images = from_images(path)
+    assert images, f"{rel(path)}: no FROM"
+    for image in images:
+        assert DIGEST_PINNED.fullmatch(image), (
+            f"{rel(path)}: FROM {image} is not pinned as IMAGE:TAG@sha256:<64 hex> "
+            "(a tag moves: the image built would not be the one reviewed)"
+        )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_container_images_are_pinned_by_digest(path):
+    for name, job in jobs(path):
+        for image in job_images(job):
+            assert DIGEST_PINNED.fullmatch(image), (
+                f"{rel(path)}: job {name} runs {image}, not pinned as IMAGE:TAG@sha256:<64 hex>"
+            )
+
+
+def test_ci_runs_the_container_dependabot_refreshes():
+    """Dependabot does not read a workflow's `container:`; it refreshes .github/ci-image."""
+    [(_, job)] = jobs(ROOT / ".github" / "workflows" / "ci.yml")
+    assert job_images(job) == from_images(CI_IMAGE), (
+        f"ci.yml's container is not the image of {rel(CI_IMAGE)}: "
+        "copy the reference Dependabot bumped there into ci.yml's `container:`"
+    )
+
+
+def test_dependabot_refreshes_the_pins():
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    assert config["version"] == 2
+    updates = {u["package-ecosystem"]: u for u in config["updates"]}
+    assert {"docker", "github-actions"} <= set(updates)
+
+    def dirs(update: dict[str, Any]) -> set[str]:
+        return set(update.get("directories") or [update["directory"]])
+
+    for path in DOCKERFILES:
+        folder = path.parent.relative_to(ROOT).as_posix()
+        folder = "/" if folder == "." else "/" + folder
+        assert folder in dirs(updates["docker"]), f"{rel(path)}: Dependabot does not refresh it"
+    assert "/" in dirs(updates["github-actions"])  # .github/workflows
+
+
+def test_release_waits_for_its_environment_and_releases_only_the_default_branch():
+    """The release job runs in the protected `release` environment, and refuses a tag whose
+    commit is not on the default branch before it builds, pushes or moves anything."""
+    wf = load(ROOT / ".github" / "workflows" / "release.yml")
+    for name, job in wf["jobs"].items():
+        environment = job.get("environment")
+        if isinstance(environment, dict):
+            environment = environment.get("name")
+        writes = [k for k, v in (job.get("permissions") or {}).items() if v == "write"]
+        if writes:
+            assert environment == "release", f"release.yml: job {name} writes outside `release`"
+    ((_, job),) = wf["jobs"].items()
+    steps = job["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"].get("fetch-depth") == 0, "the check needs the default branch's history"
+    guard = re.compile(
+        r'git merge-base --is-ancestor "\$GITHUB_SHA" "refs/remotes/origin/\$\{DEFAULT_BRANCH\}"'
+    )
+    checks = [i for i, s in enumerate(steps) if guard.search(s.get("run", ""))]
+    assert len(checks) == 1, "no step checks that the tag's commit is on the default branch"
+    check = steps[checks[0]]
+    assert check["env"]["DEFAULT_BRANCH"] == "${{ github.event.repository.default_branch }}"
+    assert "set -euo pipefail" in check["run"] and "exit 1" in check["run"]
+    assert "if" not in check and "continue-on-error" not in check, "the check must stop the job"
+    acts = [
+        i
+        for i, s in enumerate(steps)
+        if re.search(r"\bgit (tag|push|commit)\b|\bpush --force\b", s.get("run", ""))
+        or s.get("uses", "").startswith(("docker/build-push-action@", "docker/login-action@"))
+    ]
+    assert acts and checks[0] < min(acts), "the tag is checked after something was published"
