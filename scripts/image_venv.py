@@ -139,8 +139,16 @@ def _run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=ROOT, check=True, **kwargs)
 
 
+def base_python() -> str:
+    """The interpreter the venv is made from: the system's Python 3.11 where there is one
+    (as the image's /usr/local/bin/python, readable by every user, which the PR user that
+    runs the agent needs: docs/security.md), else this one."""
+    system = Path("/usr/bin/python3.11")
+    return os.environ.get("IMAGE_VENV_PYTHON") or (str(system) if system.exists() else sys.executable)
+
+
 def fingerprint() -> str:
-    digest = hashlib.sha256(platform.python_version().encode())
+    digest = hashlib.sha256(f"{base_python()} {platform.python_version()}".encode())
     for name in ("pyproject.toml", "constraints.txt"):
         digest.update(b"\0" + (ROOT / name).read_bytes())
     return digest.hexdigest()
@@ -174,7 +182,7 @@ def ensure(venv: Path, rebuild: bool = False) -> dict:
         if venv.exists():
             shutil.rmtree(venv)
         venv.parent.mkdir(parents=True, exist_ok=True)
-        _run([sys.executable, "-m", "venv", str(venv)])
+        _run([base_python(), "-m", "venv", str(venv)])
         # The Dockerfile's RUN line, with the repository root as /src.
         _pip(venv, "install", "--constraint", "constraints.txt", ".[adk]")
         stamp.write_text(json.dumps({"fingerprint": current}))

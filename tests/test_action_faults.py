@@ -4,11 +4,14 @@ the results."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -96,13 +99,18 @@ def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Ru
     process = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 30
-    stderr = ""
-    while "case0 run 1" not in stderr and time.monotonic() < deadline:
-        stderr += process.stderr.readline()
+    seen: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [seen.put(line) for line in process.stdout])
+    reader.start()
+    stdout, deadline = "", time.monotonic() + 30
+    while "case0 run 1" not in stdout and time.monotonic() < deadline:
+        with contextlib.suppress(queue.Empty):
+            stdout += seen.get(timeout=0.5)  # the agent stage's progress, relayed
     os.kill(process.pid, signum)
-    _, rest = process.communicate(timeout=30)
-    assert process.returncode == 3, stderr + rest
+    process.wait(timeout=30)
+    reader.join(timeout=5)
+    rest = process.stderr.read()
+    assert process.returncode == 3, stdout + rest
     results = json.loads((runner.out_dir / "results.json").read_text())
     assert results["partial"] is True
     assert [c["status"] for c in results["cases"]] == ["failed", "errored"]

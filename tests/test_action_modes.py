@@ -148,15 +148,32 @@ def test_requirements_are_installed_before_the_agent_runs(runner: Runner, tmp_pa
         "import agent_eval_probe  # only there if the requirements were installed\n"
         f"runpy.run_path({str(AGENT)!r}, run_name='__main__')\n"
     )
-    site = tmp_path / "site"
-    command = python_command(agent)
-    env = push_env(runner, main[0], requirements=str(requirements), command=command)
-    env.update(PIP_TARGET=str(site), PYTHONPATH=str(site), PIP_NO_INDEX="1")
+    # a --command agent gets a venv of its own: its `python` (from PATH) has the package
+    env = push_env(runner, main[0], requirements=str(requirements), command=f"python {agent}")
+    env["PIP_NO_INDEX"] = "1"  # offline: the wheel is a file
     done = runner.run(env)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (site / "agent_eval_probe.py").is_file()
     results = json.loads((runner.out_dir / "results.json").read_text())
     assert all(c["status"] != "errored" for c in results["cases"])
+    assert "installing the agent's requirements" in done.stdout
+    import agent_eval_action  # the tool's own environment got nothing
+
+    assert not (Path(agent_eval_action.__file__).parent.parent / "agent_eval_probe.py").exists()
+
+
+def test_requirements_of_an_in_process_agent_keep_the_tools_versions(runner: Runner, tmp_path):
+    main = runner.fake.linear_history(1)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("pydantic==1.10.0\n", encoding="utf-8")  # the tool runs pydantic 2
+    history = tmp_path / "history.json"  # an agent that runs in the tool's own interpreter
+    env = push_env(
+        runner, main[0], requirements=str(requirements), command="", **{"adk-history": str(history)}
+    )
+    env["PIP_NO_INDEX"] = "1"
+    done = runner.run(env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: {requirements}: input requirements: it pins pydantic to")
 
 
 def test_a_missing_requirements_file_is_bad_input(runner: Runner, tmp_path: Path):

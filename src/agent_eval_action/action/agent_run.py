@@ -12,17 +12,24 @@ forwards SIGTERM/SIGINT to the running child (whose `run` writes partial Results
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from types import FrameType
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..runners.environment import scrubbed_environment
+from . import outputs
+from .sandbox import PrUser
 from .settings import Settings
 
 
@@ -31,7 +38,8 @@ class Cancelled(Exception):
 
 
 class Children:
-    """Runs one child process at a time and forwards termination signals to it."""
+    """Runs one child process at a time, relays its output, and forwards termination
+    signals to it."""
 
     def __init__(self) -> None:
         self.current: subprocess.Popen[bytes] | None = None
@@ -49,20 +57,52 @@ class Children:
             return
         raise Cancelled(signal.Signals(signum).name)
 
-    def call(self, argv: Sequence[str], env: dict[str, str], *, after_cancel: bool = False) -> int:
-        """Run a child to its end. Once cancelled, only an `after_cancel` child still starts
-        (one that saves what a cancelled run finished)."""
+    def call(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        *,
+        user: PrUser | None = None,
+        after_cancel: bool = False,
+        tail: list[str] | None = None,
+    ) -> int:
+        """Run a child to its end, as the PR user when `user` is given (then whatever it
+        left running is killed once it exits). Its output is relayed to the log as text,
+        never as workflow commands; `tail` keeps its last lines. Once cancelled, only an
+        `after_cancel` child still starts (one that saves what a cancelled run finished)."""
         if self.cancelled and not after_cancel:
             raise Cancelled("cancelled before start")
-        self.current = subprocess.Popen(list(argv), env=env)
+        pipe, out = subprocess.PIPE, subprocess.STDOUT
+        if user is not None and user.switched:
+            child = subprocess.Popen(
+                list(argv),
+                env=env,
+                stdout=pipe,
+                stderr=out,
+                user=user.uid,
+                group=user.gid,
+                extra_groups=[],  # none of root's groups (docker's among them)
+                umask=0o077,
+            )
+        else:
+            child = subprocess.Popen(list(argv), env=env, stdout=pipe, stderr=out)
+        self.current = child
+        assert child.stdout is not None
+        relay = outputs.Relay(child.stdout, tail)
+        relay.start()
         try:
             while True:
                 try:
-                    return self.current.wait()
+                    code = child.wait()
+                    break
                 except Cancelled:  # raised by a second signal while we wait: keep waiting
                     continue
         finally:
             self.current = None
+            if user is not None:
+                user.kill_leftovers()  # daemons too: nothing of the PR's outlives its stage
+            relay.finish()
+        return code
 
 
 # The runner's file commands: the step's outputs, job summary, environment and PATH for
@@ -84,20 +124,92 @@ def child_environment() -> dict[str, str]:
     return env
 
 
-def install_requirements(settings: Settings, children: Children) -> None:
-    """`pip install -r` the agent's requirements file, before anything runs."""
+def install_requirements(settings: Settings, children: Children, user: PrUser) -> dict[str, str]:
+    """Install the agent's requirements as the PR user, into its scratch folder, before
+    anything runs; return what the agent stage's environment adds to find them.
+
+    A `--command` agent gets a virtualenv of its own, with whatever pins it asks for (its
+    `python` on PATH is the venv's). Any other agent runs in the tool's own interpreter, so
+    its requirements go to a folder on PYTHONPATH, constrained to the versions the tool
+    runs with (google-adk excepted): a pin that would replace one of the tool's own
+    dependencies is bad input naming the package. A pyproject.toml installs its
+    [project.dependencies]."""
     if settings.requirements is None:
-        return
+        return {}
     path = Path(settings.requirements)
     if not path.is_file():
         raise InputError("input requirements: no such file", file=path)
-    print(f"installing the agent's requirements from {path}", flush=True)
-    argv = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-r", str(path)]
-    code = children.call(argv, child_environment())
+    requirements = _requirements_file(path, user)
+    env = user.environment(child_environment())
+    outputs.say(f"installing the agent's requirements from {path} as the PR's user")
+    tail: list[str] = []
+    if settings.agent_input == "command":
+        venv = user.scratch / "venv"
+        code = children.call([sys.executable, "-m", "venv", str(venv)], env, user=user)
+        if code == 0:
+            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-r", str(requirements)]
+            code = children.call(pip, env, user=user, tail=tail)
+        added = {
+            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": str(venv),
+        }
+    else:
+        target, constraints = user.scratch / "site", _constraints(user)
+        argv = [sys.executable, "-m", "pip", "install", "--target", str(target)]
+        argv += ["--constraint", str(constraints), "-r", str(requirements)]
+        code = children.call(argv, env, user=user, tail=tail)
+        added = {"PYTHONPATH": str(target)}
     if children.cancelled:
         raise Cancelled("cancelled while installing requirements")
     if code != 0:
-        raise InputError(f"input requirements: pip install -r failed (exit {code})", file=path)
+        raise InputError(f"input requirements: {_why_pip_failed(tail, code)}", file=path)
+    return added
+
+
+def _requirements_file(path: Path, user: PrUser) -> Path:
+    """The requirements as a pip requirements file (a pyproject.toml's dependencies)."""
+    if path.name != "pyproject.toml":
+        return path.resolve()
+    try:
+        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise InputError(f"input requirements: cannot read it: {err}", file=path) from None
+    dependencies = project.get("dependencies") if isinstance(project, dict) else None
+    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
+        raise InputError("input requirements: no [project] dependencies list", file=path)
+    out = user.scratch / "requirements.txt"
+    out.write_text("".join(f"{d}\n" for d in dependencies), encoding="utf-8")
+    return out
+
+
+def _constraints(user: PrUser) -> Path:
+    """Every distribution the tool runs with, pinned, except google-adk (an agent may need
+    another release of it)."""
+    pins = sorted(
+        {
+            f"{d.metadata['Name']}=={d.version}"
+            for d in metadata.distributions()
+            if d.metadata["Name"] and d.metadata["Name"].lower().replace("_", "-") != "google-adk"
+        }
+    )
+    out = user.scratch / "constraints.txt"
+    out.write_text("".join(f"{pin}\n" for pin in pins), encoding="utf-8")
+    return out
+
+
+_CONFLICT = re.compile(r"The user requested \(constraint\) ([A-Za-z0-9_.\-]+)")
+
+
+def _why_pip_failed(tail: list[str], code: int) -> str:
+    """One line: which of the tool's own packages a pin conflicts with, else pip's error."""
+    conflicts = sorted({m.group(1) for line in tail for m in [_CONFLICT.search(line)] if m})
+    if conflicts:
+        return (
+            f"it pins {', '.join(conflicts)} to another version than the tool runs with "
+            "(give the agent those versions, or run it as a --command agent with a venv of its own)"
+        )
+    errors = [line.strip() for line in tail if line.strip().startswith("ERROR:")]
+    return f"pip install failed (exit {code}){': ' + errors[-1] if errors else ''}"
 
 
 @dataclass(frozen=True)
@@ -160,25 +272,49 @@ def run_arguments(
 def run_evals(
     settings: Settings,
     children: Children,
+    user: PrUser,
     out_dir: Path,
     baseline: Path | None,
     history: Sequence[Path] = (),
     *,
     gate: bool = True,
+    agent_env: dict[str, str] | None = None,
 ) -> RunOutcome:
-    """Run the eval suite as two children, the agent stage then the score stage, each with
-    a scrubbed environment; the Results land in out_dir. The traces between them stay in
-    a scratch folder, not in out_dir (which is uploaded)."""
+    """Run the eval suite as two children: the agent stage as the PR user (its traces in the
+    PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
+    copy of those traces. The Results land in out_dir."""
     results = out_dir / "results.json"
-    with tempfile.TemporaryDirectory(prefix="agent-eval-") as scratch:
-        traces = Path(scratch) / "traces.jsonl"
-        run_cases, score = run_arguments(settings, results, traces, baseline, history, gate=gate)
-        code = children.call(_module(run_cases), child_environment())
-        if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not traces.exists():
+    with tempfile.TemporaryDirectory(prefix="agent-eval-score-") as private:
+        traces, copied = user.scratch / "traces.jsonl", Path(private) / "traces.jsonl"
+        run_cases, score = run_arguments(settings, results, copied, baseline, history, gate=gate)
+        run_cases[run_cases.index(str(copied))] = str(traces)
+        env = {**user.environment(child_environment()), **(agent_env or {})}
+        env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
+        code = children.call(_module(run_cases), env, user=user)
+        if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         # after a cancellation too: the score stage turns what finished into partial Results
         code = children.call(_module(score), child_environment(), after_cancel=True)
     return RunOutcome(code=code, results_path=results)
+
+
+MAX_TRACES_BYTES = 4 * 1024**3
+
+
+def _copy_untrusted(source: Path, target: Path) -> bool:
+    """Copy a file the PR user wrote, refusing a link (it could point at a file only root
+    may read); False when there is none."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as src, target.open("wb") as out:
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            return False
+        shutil.copyfileobj(src, out)
+        if out.tell() > MAX_TRACES_BYTES:
+            return False
+    return True
 
 
 def _module(arguments: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
@@ -20,6 +20,7 @@ class Context:
     gh: GitHub | None
     out_dir: Path
     children: Children
+    notes: list[str] = field(default_factory=list)  # for the report: what the run could not do
 
     @property
     def repo(self) -> str:

@@ -3,6 +3,9 @@ baseline and publish, or only record the results (docs/action.md, "Modes")."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from ..errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -14,12 +17,13 @@ from ..errors import (
 from ..github.client import GitHubError
 from ..github.pulls import PullRequest
 from ..results import Results
-from . import outputs
-from .agent_run import Cancelled, install_requirements, run_evals
+from . import outputs, sandbox
+from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
 from .baseline_source import ChosenBaseline
 from .context import Context
 from .event import Event, PullRequestEvent
 from .publish import Target, output_values, publish, report_options, write_reports
+from .sandbox import PrUser
 
 
 def run_suite(
@@ -28,19 +32,25 @@ def run_suite(
     """Install the agent's requirements and run the evals; (run's exit code, Results)."""
     from ..compare.loading import load_results
 
-    install_requirements(ctx.settings, ctx.children)
-    outputs.group("run the evals")
+    user = pr_user(ctx)
     try:
-        outcome = run_evals(
-            ctx.settings,
-            ctx.children,
-            ctx.out_dir,
-            baseline.path if baseline else None,
-            baseline.history if baseline else (),
-            gate=gate,
-        )
+        agent_env = install_requirements(ctx.settings, ctx.children, user)
+        outputs.group("run the evals")
+        try:
+            outcome = run_evals(
+                ctx.settings,
+                ctx.children,
+                user,
+                ctx.out_dir,
+                baseline.path if baseline else None,
+                baseline.history if baseline else (),
+                gate=gate,
+                agent_env=agent_env,
+            )
+        finally:
+            outputs.endgroup()
     finally:
-        outputs.endgroup()
+        user.remove()
     if outcome.code == EXIT_BAD_INPUT:
         raise InputError("the eval run stopped on bad input (its error is above)")
     if not outcome.results_path.exists():
@@ -49,6 +59,21 @@ def run_suite(
     if results.partial or ctx.children.cancelled:
         raise Cancelled("the run was cancelled")
     return outcome.code, results
+
+
+def pr_user(ctx: Context) -> PrUser:
+    """The user the PR's code runs as (action/sandbox.py), said once when it is the
+    action's own; and a warning for a credential a checkout step left readable."""
+    workspace = ctx.settings.github.workspace or os.getcwd()
+    protected = [workspace, *(os.environ.get(name) for name in FILE_COMMANDS)]
+    user = sandbox.create(protected)
+    if user.gap is not None:
+        outputs.command("warning", f"no isolation: {user.gap}")
+        ctx.notes.append(f"⚠️ No isolation: {user.gap}.")
+    for credential in sandbox.kept_credentials(Path(workspace)):
+        outputs.command("warning", credential)
+        ctx.notes.append(f"⚠️ {credential}.")
+    return user
 
 
 def compare_and_publish(
@@ -76,6 +101,7 @@ def compare_and_publish(
     )
     if baseline.results is None:
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
+    diff.notes.extend(ctx.notes)
     options = report_options(settings, baseline.relation)
     comment, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(settings.github.step_summary, summary)
@@ -142,6 +168,7 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
 
     reason = "this run records results; it is not compared"
     diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
+    diff.notes.extend(ctx.notes)
     options = report_options(ctx.settings, None)
     _, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(ctx.settings.github.step_summary, summary)

@@ -37,6 +37,8 @@ ACTIONS_INTERVAL_S = 5.0
 
 
 def progress_mode(stream: TextIO, environ: Mapping[str, str]) -> Mode:
+    if environ.get("AGENT_EVAL_PROGRESS") == "lines":  # the action relays this output as text
+        return "lines"
     if environ.get("GITHUB_ACTIONS") == "true":
         return "actions"
     isatty = getattr(stream, "isatty", None)
