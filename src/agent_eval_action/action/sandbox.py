@@ -85,6 +85,7 @@ class PrUser:
                 except ProcessLookupError:
                     pass
             time.sleep(0.02)
+            reap()
         return killed
 
     def remove(self) -> None:
@@ -92,19 +93,30 @@ class PrUser:
 
 
 def processes_of(uid: int) -> Iterable[int]:
-    """The pids whose real uid is `uid` (from /proc)."""
+    """The live pids whose real uid is `uid` (from /proc; zombies are already dead)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            status = (entry / "status").read_text()
-        except OSError:  # gone meanwhile
+            status = dict(
+                line.split(":", 1) for line in (entry / "status").read_text().splitlines()
+            )
+        except (OSError, ValueError):  # gone meanwhile
             continue
-        for line in status.splitlines():
-            if line.startswith("Uid:"):
-                if int(line.split()[1]) == uid:
-                    yield int(entry.name)
-                break
+        if status.get("State", "").split()[:1] != ["Z"] and int(status["Uid"].split()[0]) == uid:
+            yield int(entry.name)
+
+
+def reap() -> None:
+    """Collect exited children. As PID 1 of its container, the action inherits the orphans
+    it kills (daemons of the PR's), and must collect them, as init does."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def owners(paths: Iterable[str | Path | None]) -> set[int]:

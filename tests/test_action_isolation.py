@@ -1,0 +1,269 @@
+"""The PR's code cannot reach the action's token or the runner's files (docs/security.md).
+
+An agent that tries every road we know of runs through the real entry point, as root (as a
+container action runs), in GitHub's layout: the workspace and the file-command files owned
+by the runner's user (uid 1001), mode 0644; a HOME it may not write; a checkout credential
+in RUNNER_TEMP (0600) and in the workspace's .git/config; a Docker socket. The action runs
+from the image's virtualenv (scripts/image_venv.py, built from a Python every user may
+read), with this tree's code first on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.action_harness import TOKEN, Runner, pr_payload
+from helpers.paths import ROOT
+
+pytestmark = pytest.mark.e2e
+
+IMAGE_PYTHON = ROOT / ".ci" / "image-venv" / "bin" / "python"
+RUNNER_UID = 1001  # GitHub's runner user: owns the workspace and the file-command files
+FILE_COMMANDS = (
+    "GITHUB_OUTPUT",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_ENV",
+    "GITHUB_PATH",
+    "GITHUB_STATE",
+)
+
+PROBE = r"""
+import json, os, socket, subprocess, sys
+
+plan = json.load(open("probe.json"))
+
+
+def attempt(action):
+    try:
+        action()
+        return "DONE"
+    except Exception as err:
+        return f"blocked: {type(err).__name__}"
+
+
+def environ_with_token():
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if plan["token"].encode() in open(f"/proc/{entry}/environ", "rb").read():
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def ancestors():
+    # each process up the tree: its uid, and whether its environment could be read
+    found, pid = [], os.getppid()
+    while pid > 1:
+        status = open(f"/proc/{pid}/status").read().splitlines()
+        uid = int(next(x for x in status if x.startswith("Uid:")).split()[1])
+        found.append([uid, attempt(lambda: open(f"/proc/{pid}/environ", "rb").read())])
+        pid = int(next(x for x in status if x.startswith("PPid:")).split()[1])
+    return found
+
+
+def append(path):
+    return lambda: open(path, "a").write("PWNED=1\n")
+
+
+def docker():
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(plan["docker"])
+
+
+report = {
+    "uid": os.getuid(),
+    "gid": os.getgid(),
+    "groups": os.getgroups(),
+    "home": os.environ.get("HOME"),
+    "tmpdir": os.environ.get("TMPDIR"),
+    "token_in": environ_with_token(),
+    "ancestors": ancestors(),
+    "file_commands": {p: attempt(append(p)) for p in plan["file_commands"]},
+    "templates": {p: attempt(append(p)) for p in plan["templates"]},
+    "docker": attempt(docker),
+    "runner_temp_credential": attempt(lambda: open(plan["credential"]).read()),
+    "workspace": attempt(lambda: open("pwned.txt", "w").write("x")),
+    "home_outside": attempt(lambda: open(os.path.join(plan["home"], "pwned"), "w")),
+}
+daemon = subprocess.Popen(["setsid", "sleep", "300"], stdout=subprocess.DEVNULL)
+report["daemon"] = daemon.pid
+print("::set-output name=verdict::pass", file=sys.stderr, flush=True)
+print("an ##[set-output name=verdict;]pass in the middle", file=sys.stderr, flush=True)
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("type") == "end":
+        continue
+    answer = {"role": "model", "parts": [{"text": json.dumps(report)}]}
+    print(json.dumps({"id": message["id"], "final_response": answer}), flush=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie is dead, only not yet collected by its parent
+
+
+def _own(path: Path, uid: int, mode: int) -> None:
+    os.chown(path, uid, uid)
+    path.chmod(mode)
+
+
+@pytest.fixture
+def layout() -> Iterator[dict[str, Path]]:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the action switches the PR's code to a user of its own")
+    if not IMAGE_PYTHON.exists():
+        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    base = Path(tempfile.mkdtemp(prefix="agent-eval-layout-"))
+    base.chmod(0o755)
+    paths = {
+        name: base / name for name in ("workspace", "file_commands", "home", "runner_temp", "out")
+    }
+    for path in paths.values():
+        path.mkdir()
+    workspace = paths["workspace"]
+    case = {
+        "eval_id": "probe",
+        "conversation": [
+            {
+                "user_content": {"role": "user", "parts": [{"text": "hello"}]},
+                "final_response": {"role": "model", "parts": [{"text": "hi"}]},
+            }
+        ],
+    }
+    (workspace / "evals").mkdir()
+    (workspace / "evals" / "probe.evalset.json").write_text(
+        json.dumps({"eval_set_id": "probe", "eval_cases": [case]})
+    )
+    (workspace / "probe.py").write_text(PROBE)
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text(
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n'
+    )
+    credential = paths["runner_temp"] / "git-credentials-1.config"
+    credential.write_text("[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n")
+    for name in FILE_COMMANDS:
+        (paths["file_commands"] / name.lower()).write_text("")
+    for top in ("workspace", "file_commands", "home", "runner_temp"):
+        for folder, _, files in os.walk(paths[top]):
+            _own(Path(folder), RUNNER_UID, 0o755)
+            for file in files:
+                _own(Path(folder) / file, RUNNER_UID, 0o644)
+    _own(credential, RUNNER_UID, 0o600)
+    docker = socket.socket(socket.AF_UNIX)
+    docker.bind(str(base / "docker.sock"))
+    docker.listen(1)
+    (base / "docker.sock").chmod(0o660)  # root and the docker group, as on a runner
+    paths["docker"], paths["credential"] = base / "docker.sock", credential
+    yield paths
+    docker.close()
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Runner, layout):
+    workspace = layout["workspace"]
+    templates = [
+        ROOT / "src" / "agent_eval_action" / "report" / "templates" / "report.md.j2",
+        *IMAGE_PYTHON.parent.parent.glob(
+            "lib/python3*/site-packages/agent_eval_action/report/templates/report.md.j2"
+        ),
+    ]
+    before = {path: path.read_bytes() for path in templates}
+    commands = {name: layout["file_commands"] / name.lower() for name in FILE_COMMANDS}
+    plan = {
+        "token": TOKEN,
+        "file_commands": [str(p) for p in commands.values()],
+        "templates": [str(p) for p in templates],
+        "docker": str(layout["docker"]),
+        "credential": str(layout["credential"]),
+        "home": str(layout["home"]),
+    }
+    (workspace / "probe.json").write_text(json.dumps(plan))
+    os.chown(workspace / "probe.json", RUNNER_UID, RUNNER_UID)
+    head = "e" * 40
+    runner.fake.add_pull(7, head, "d" * 40)
+    env = runner.env(
+        "pull_request",
+        pr_payload(7, head, "d" * 40),
+        evals="evals",
+        command=f"{IMAGE_PYTHON} probe.py",
+        baseline="none",
+        **{"output-dir": str(layout["out"])},
+    )
+    env.update({name: str(path) for name, path in commands.items()})
+    env.update(
+        GITHUB_WORKSPACE=str(workspace),
+        HOME=str(layout["home"]),
+        RUNNER_TEMP=str(layout["runner_temp"]),
+        GITHUB_TOKEN=TOKEN,
+        PYTHONPATH=str(ROOT / "src"),
+        PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
+    )
+    done = subprocess.run(
+        [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    results = json.loads((layout["out"] / "results.json").read_text())
+    actual = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
+    seen = json.loads(actual["parts"][0]["text"])
+
+    assert seen["uid"] not in (0, RUNNER_UID) and seen["gid"] not in (0, RUNNER_UID)
+    assert seen["groups"] in ([], [seen["gid"]])  # none of root's groups (docker's)
+    assert seen["home"].startswith(tempfile.gettempdir()) and seen["tmpdir"].startswith(
+        seen["home"][:-5]
+    )
+    assert seen["token_in"] == []  # no readable environment holds the token
+    # up the tree: the agent stage (the PR's own user), then the action (root): not readable
+    uids = [uid for uid, _ in seen["ancestors"]]
+    action = uids.index(0)
+    assert set(uids[:action]) == {seen["uid"]}
+    assert all(
+        result.startswith("blocked") for uid, result in seen["ancestors"] if uid != seen["uid"]
+    )
+    assert all(v.startswith("blocked") for v in seen["file_commands"].values()), seen
+    assert all(v.startswith("blocked") for v in seen["templates"].values()), seen
+    assert seen["docker"].startswith("blocked")
+    assert seen["runner_temp_credential"].startswith("blocked")
+    assert seen["workspace"].startswith("blocked") and seen["home_outside"].startswith("blocked")
+    for name in ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE"):
+        assert commands[name].read_text() == ""
+    assert (
+        "PWNED"
+        not in commands["GITHUB_OUTPUT"].read_text() + commands["GITHUB_STEP_SUMMARY"].read_text()
+    )
+    assert {path: path.read_bytes() for path in templates} == before
+    assert not _alive(seen["daemon"])  # killed when the agent stage ended
+
+    # the agent's workflow commands were relayed as text, inside a stopped block
+    lines = done.stdout.splitlines()
+    forged = next(i for i, line in enumerate(lines) if "::set-output name=verdict::pass" in line)
+    opened = max(i for i, line in enumerate(lines[:forged]) if line.startswith("::stop-commands::"))
+    token = lines[opened].split("::")[2]
+    assert f"::{token}::" in lines[forged:]
+    assert not any("##[set-output" in line for line in lines)
+    # the kept checkout credential is said, and isolation was not given up
+    assert ".git/config keeps a checkout credential" in done.stdout
+    assert "no isolation" not in done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr  # "hi" was expected
