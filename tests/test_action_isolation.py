@@ -267,3 +267,49 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
     assert ".git/config keeps a checkout credential" in done.stdout
     assert "no isolation" not in done.stdout
     assert done.returncode == 1, done.stdout + done.stderr  # "hi" was expected
+
+
+def _run_in(layout, runner: Runner, **inputs: str) -> subprocess.CompletedProcess[str]:
+    head = "e" * 40
+    runner.fake.add_pull(7, head, "d" * 40)
+    env = runner.env(
+        "pull_request",
+        pr_payload(7, head, "d" * 40),
+        evals="evals",
+        command=f"{IMAGE_PYTHON} probe.py",
+        baseline="none",
+        **{"output-dir": str(layout["out"])},
+        **inputs,
+    )
+    env.update(GITHUB_WORKSPACE=str(layout["workspace"]), PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run(
+        [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
+        cwd=layout["workspace"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_file_the_prs_user_cannot_read_is_bad_input_naming_it(runner: Runner, layout):
+    hidden = layout["workspace"] / "evals" / "probe.evalset.json"
+    hidden.chmod(0o600)  # the runner's user's alone
+    done = _run_in(layout, runner)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{hidden.name}: " in done.stdout and "Permission denied" in done.stdout
+    assert not (layout["out"] / "results.json").exists()
+
+
+def test_without_isolation_the_log_and_the_report_say_so_once(runner: Runner):
+    # this interpreter lives where another user cannot read it (a developer's pyenv, say)
+    from agent_eval_action.action.sandbox import _cannot_switch
+
+    if _cannot_switch() is None:
+        pytest.skip("this machine's interpreter can run as another user: nothing to say")
+    head = "e" * 40
+    runner.fake.add_pull(7, head, "d" * 40)
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, "d" * 40), baseline="none"))
+    assert done.stdout.count("::warning::no isolation: ") == 1, done.stdout
+    (comment,) = runner.fake.comments_on(7)
+    assert comment["body"].count("No isolation") == 1
