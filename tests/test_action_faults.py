@@ -177,3 +177,31 @@ def test_a_pr_the_token_may_not_read_is_still_compared_and_posted(runner: Runner
     assert done.returncode == 1, done.stderr
     assert "::warning::cannot read PR #7 (403)" in done.stdout
     assert len(runner.fake.comments_on(7)) == 1
+
+
+def test_the_judge_only_key_reaches_the_judge_and_never_the_agent(runner: Runner):
+    from fakes.gemini import FakeGemini
+
+    _, payload = open_pr(runner)
+    names = "AGENT_EVAL_JUDGE_API_KEY INPUT_JUDGE-API-KEY GOOGLE_API_KEY"
+    evals = evalset(runner.tmp, f"env {names}")
+    config = runner.tmp / "judged.json"
+    config.write_text(json.dumps({"criteria": {"final_response_match_v2": 0.5}}))
+    with FakeGemini() as gemini:
+        env = runner.env(
+            "pull_request",
+            payload,
+            evals=str(evals),
+            config=str(config),
+            command=python_command(SCRIPTED),
+            baseline="none",
+            **{"judge-api-key": "judge-only-key-42"},
+        )
+        env["GOOGLE_GEMINI_BASE_URL"] = gemini.url
+        done = runner.run(env)
+        keys = {call.headers.get("x-goog-api-key") for call in gemini.requests}
+    assert "::add-mask::judge-only-key-42" in done.stdout
+    assert keys == {"judge-only-key-42"}, done.stdout + done.stderr
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
+    assert json.loads(answer["parts"][0]["text"]) == dict.fromkeys(names.split())

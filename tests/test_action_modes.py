@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import AGENT, Runner, main_with_baseline, pr_payload, repository, zipped
-from helpers.paths import python_command
 
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 

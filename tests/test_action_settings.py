@@ -20,7 +20,7 @@ DESIGN_INPUTS = {
     "concurrency", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
-    "accept-label", "allow-fork-dispatch", "github-token",
+    "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",

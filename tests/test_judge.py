@@ -662,7 +662,8 @@ def test_cli_without_a_key_explains_how_to_rerun(cli, fake, capsys):
     assert all(c.status == "not_evaluated" for c in results.cases)
     err = capsys.readouterr().err
     assert "3 judge request(s) could not be made (no GOOGLE_API_KEY/GEMINI_API_KEY" in err
-    assert "re-run this command with GOOGLE_API_KEY" in err
+    assert "run this command on the PR's head on their own machine" in err
+    assert "Never give the fork's code a secret" in err and "workflow_run job" in err
 
 
 def test_cli_exits_3_when_only_a_gemini_outage_blocked_the_verdict(cli, fake, monkeypatch, capsys):

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import FrameType
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
+from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..runners.environment import scrubbed_environment
 from . import outputs
 from .sandbox import PrUser
@@ -121,6 +122,15 @@ def child_environment() -> dict[str, str]:
     for name in FILE_COMMANDS:
         env.pop(name, None)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def score_environment(settings: Settings) -> dict[str, str]:
+    """The score stage's environment: the agents', plus the judge-only key (if given), which
+    no process the PR's user runs ever holds."""
+    env = child_environment()
+    if settings.judge_api_key:
+        env[JUDGE_KEY_ENV] = settings.judge_api_key
     return env
 
 
@@ -294,7 +304,7 @@ def run_evals(
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         # after a cancellation too: the score stage turns what finished into partial Results
-        code = children.call(_module(score), child_environment(), after_cancel=True)
+        code = children.call(_module(score), score_environment(settings), after_cancel=True)
     return RunOutcome(code=code, results_path=results)
 
 

@@ -36,7 +36,12 @@ def main(env: Mapping[str, str] | None = None) -> int:
     children.install()
     try:
         settings = parse_settings(environ)
-        for secret in (settings.github_token, *(environ.get(k) for k in MODEL_KEYS)):
+        keys = (
+            settings.github_token,
+            settings.judge_api_key,
+            *(environ.get(k) for k in MODEL_KEYS),
+        )
+        for secret in keys:
             if secret:
                 outputs.mask(secret)
         event = load_event(settings.github.event_name, settings.github.event_path)

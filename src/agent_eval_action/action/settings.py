@@ -263,6 +263,11 @@ def clean_github_token(text: str) -> str | None:
     return _optional(text)
 
 
+def clean_judge_api_key(text: str) -> str | None:
+    """A Gemini key for the LLM judge alone: given only to the score stage."""
+    return _optional(text)
+
+
 # Every input of action.yml, in its order, with its clean function.
 CLEANERS: dict[str, Callable[[str], object]] = {
     "evals": clean_evals,
@@ -291,6 +296,7 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "accept-label": clean_accept_label,
     "allow-fork-dispatch": clean_allow_fork_dispatch,
     "github-token": clean_github_token,
+    "judge-api-key": clean_judge_api_key,
 }
 
 
@@ -322,6 +328,7 @@ class Settings:
     accept_label: str
     allow_fork_dispatch: bool
     github_token: str | None = field(repr=False)  # a secret: never in a repr or a log
+    judge_api_key: str | None = field(default=None, repr=False)  # a secret too
     github: GitHubEnv = field(default_factory=GitHubEnv)
 
     @property

@@ -116,9 +116,11 @@ def no_key_advice(judged: JudgeResults) -> str | None:
     reused = sum(judged.reused_from.values())
     return (
         f"{judged.no_key} judge request(s) could not be made ({NO_KEY}; a pull request "
-        f"from a fork gets no secrets), so their metrics are not evaluated; {reused} "
-        "verdict(s) of unchanged answers were reused. To judge the rest, a maintainer can "
-        "re-run this command with GOOGLE_API_KEY (or GEMINI_API_KEY) set and the same "
-        "--baseline, or re-run the workflow where the secret is available (a branch of "
-        "this repository, or a workflow_run job)."
+        f"from a fork gets no secrets), so their metrics are not evaluated, never passed; "
+        f"{reused} verdict(s) of unchanged answers were reused. To judge the rest, a "
+        "maintainer can run this command on the PR's head on their own machine with "
+        "AGENT_EVAL_JUDGE_API_KEY (or GOOGLE_API_KEY) set and the same --baseline, or push "
+        "the reviewed branch to this repository. Never give the fork's code a secret: no "
+        "pull_request_target, and no workflow_run job that checks out or runs the PR "
+        "(docs/security.md)."
     )

@@ -17,6 +17,8 @@ _CREDENTIAL_NAMES = frozenset(
         "GH_ENTERPRISE_TOKEN",
         "GITHUB_ENTERPRISE_TOKEN",
         "ACTIONS_RUNTIME_TOKEN",
+        # the judge's own key (metrics/judge/settings.py): the score stage's, never an agent's
+        "AGENT_EVAL_JUDGE_API_KEY",
     }
 )
 # ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN together mint OIDC tokens for the workflow.
@@ -29,8 +31,8 @@ def is_credential(name: str) -> bool:
     return (
         upper in _CREDENTIAL_NAMES
         or upper.startswith(_CREDENTIAL_PREFIXES)
-        # Action inputs such as INPUT_GITHUB-TOKEN.
-        or (upper.startswith("INPUT_") and "TOKEN" in upper)
+        # Action inputs such as INPUT_GITHUB-TOKEN and INPUT_JUDGE-API-KEY.
+        or (upper.startswith("INPUT_") and ("TOKEN" in upper or "API-KEY" in upper))
     )
 
 

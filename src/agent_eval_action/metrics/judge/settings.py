@@ -1,6 +1,7 @@
 """The judge's settings, read once from the flags and the environment.
 
-Environment: GOOGLE_API_KEY or GEMINI_API_KEY (the former wins, as in google-genai),
+Environment: AGENT_EVAL_JUDGE_API_KEY (a key for the judge alone: it never reaches an
+agent), else GOOGLE_API_KEY or GEMINI_API_KEY (the former wins, as in google-genai),
 GOOGLE_GEMINI_BASE_URL (another endpoint, e.g. a proxy or a test fake), and
 AGENT_EVAL_JUDGE_PRICES (a JSON price table merged over the built-in one).
 """
@@ -15,6 +16,7 @@ from typing import Any
 from .pricing import PriceTable, load_prices
 
 NO_KEY = "no GOOGLE_API_KEY/GEMINI_API_KEY"
+JUDGE_KEY_ENV = "AGENT_EVAL_JUDGE_API_KEY"
 PRICES_ENV = "AGENT_EVAL_JUDGE_PRICES"
 
 
@@ -56,7 +58,10 @@ def judge_settings(
 ) -> JudgeSettings:
     """Raises InputError for a bad price table (AGENT_EVAL_JUDGE_PRICES)."""
     return JudgeSettings(
-        api_key=environ.get("GOOGLE_API_KEY") or environ.get("GEMINI_API_KEY") or None,
+        api_key=environ.get(JUDGE_KEY_ENV)
+        or environ.get("GOOGLE_API_KEY")
+        or environ.get("GEMINI_API_KEY")
+        or None,
         base_url=environ.get("GOOGLE_GEMINI_BASE_URL") or None,
         model_pin=model_pin,
         cache_dir=Path(cache_dir) if cache_dir else None,
