@@ -5,6 +5,7 @@ the results."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import queue
@@ -205,3 +206,15 @@ def test_the_judge_only_key_reaches_the_judge_and_never_the_agent(runner: Runner
     results = json.loads((runner.out_dir / "results.json").read_text())
     answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
     assert json.loads(answer["parts"][0]["text"]) == dict.fromkeys(names.split())
+
+
+def test_the_actions_own_lines_quote_untrusted_text_as_plain_text():
+    from agent_eval_action.action import outputs
+
+    assert outputs.plain("::set-output name=x::1") == ": :set-output name=x::1"
+    assert "##[" not in outputs.plain("pr.json says ##[set-output name=x;]1")
+    assert "\n" not in outputs.plain("a\n::error::forged")
+    log = io.StringIO()
+    outputs.command("error", "bad zip entry ##[add-path]/tmp/evil\n::set-env name=A::1", log)
+    (line,) = log.getvalue().splitlines()
+    assert line.startswith("::error::") and "##[" not in line and "\n::" not in line

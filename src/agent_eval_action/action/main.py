@@ -67,9 +67,9 @@ def main(env: Mapping[str, str] | None = None) -> int:
 
 def _fail(code: int, message: str, environ: Mapping[str, str]) -> int:
     """Say why in the log (one line), as an error annotation, and in the job summary."""
-    line = message.splitlines()[0] if message else "failed"
+    line = outputs.plain(message.splitlines()[0] if message else "failed")
     outputs.command("error", line)
-    print(f"error: {line}", file=sys.stderr)
+    print(f"error: {line}", file=sys.stderr)  # may quote an artifact: plain, never a command
     try:
         summary = GitHubEnv.from_env(environ).step_summary
     except InputError:
