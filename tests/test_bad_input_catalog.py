@@ -121,6 +121,13 @@ def results_json(**update: Any) -> str:
     )
 
 
+def results_json_with_case(**fields: Any) -> str:
+    """results_json() whose first case has these fields."""
+    data = json.loads(results_json())
+    data["cases"][0].update(fields)
+    return json.dumps(data)
+
+
 def shard_json(index: int, partition_hash: str) -> str:
     part = results(case(f"c{index}", {"tool_trajectory_avg_score": [1.0]}))
     shard = Shard(index=index, count=2, partition_hash=partition_hash, cases_total=2)
@@ -876,6 +883,43 @@ ROWS: list[Row] = [
             "base.json": results_json(),
             "cur.json": results_json().replace('"cases": [', '"cases": 3, "x": ['),
         },
+    ),
+    Row(
+        "current-score-overflow",
+        "`compare --current` of Results with a score too large to compute with",
+        '`"score": 1e308` (or `1e999`, which reads as infinity)',
+        "is not a finite number of sensible size",
+        "cur.json",
+        compare("base.json", "cur.json"),
+        {
+            "base.json": results_json(),
+            "cur.json": results_json().replace('"score": 1.0', '"score": 1e308', 1),
+        },
+    ),
+    Row(
+        "current-control-in-file",
+        "`compare --current` of Results with a control character in an id or a file path",
+        '`"file": "evals/a\\u0000.json"`',
+        "has the control character",
+        "cur.json",
+        compare("base.json", "cur.json"),
+        {
+            "base.json": results_json(),
+            "cur.json": results_json_with_case(file="evals/a\u0000.json"),
+        },
+    ),
+    Row(
+        "compare-baseline-refused",
+        "`compare --baseline` of Results with a score too large (not bad input)",
+        '`"score": 1e308`',
+        "No baseline",
+        None,
+        compare("base.json", "cur.json"),
+        {
+            "base.json": results_json().replace('"score": 1.0', '"score": 1e308', 1),
+            "cur.json": results_json(),
+        },
+        exit=0,
     ),
     Row(
         "current-missing",

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from agent_eval_action.action.event import DISPATCH_PR_INPUTS
+
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW_DIRS = (ROOT / ".github" / "workflows", ROOT / "examples" / "workflows")
 WORKFLOWS = sorted(p for d in WORKFLOW_DIRS for p in d.glob("*.y*ml"))
@@ -77,6 +79,14 @@ def job_events(wf: dict[str, Any], job: dict[str, Any]) -> set[str]:
     return events
 
 
+def dispatches_a_pr(wf: dict[str, Any], job: dict[str, Any]) -> bool:
+    """A job on workflow_dispatch whose inputs name a PR: mode auto compares and publishes."""
+    on = wf["on"]
+    dispatch = on.get("workflow_dispatch") if isinstance(on, dict) else None
+    inputs = set((dispatch or {}).get("inputs") or {})
+    return "workflow_dispatch" in job_events(wf, job) and bool(inputs & set(DISPATCH_PR_INPUTS))
+
+
 def kind(wf: dict[str, Any], job: dict[str, Any]) -> str | None:
     """Which of NEEDS a job that runs the action is, from its inputs and its events."""
     steps = action_steps(job)
@@ -88,7 +98,7 @@ def kind(wf: dict[str, Any], job: dict[str, Any]) -> str | None:
         return mode
     if "shard" in inputs:
         return "shard"
-    return "pr" if job_events(wf, job) & PR_EVENTS else "baseline"
+    return "pr" if job_events(wf, job) & PR_EVENTS or dispatches_a_pr(wf, job) else "baseline"
 
 
 def uses_checkout(job: dict[str, Any]) -> bool:
@@ -109,6 +119,7 @@ def test_the_workflows_are_found():
         "examples/workflows/fork-safe-eval.yml",
         "examples/workflows/fork-safe-comment.yml",
         "examples/workflows/sharded.yml",
+        "examples/workflows/dispatch-pr.yml",
     ):
         assert expected in names
 
@@ -245,7 +256,13 @@ def test_a_pr_workflow_records_its_own_baseline(path):
     """The action looks for the baseline among the push runs of the same workflow."""
     wf = load(path)
     kinds = {kind(wf, job) for _, job in wf["jobs"].items()} - {None}
-    if kinds & {"pr", "compare", "merge"} and not {"comment"} & kinds:
+    # a job that names baseline-workflow compares with another workflow's push runs
+    elsewhere = all(
+        "baseline-workflow" in action_steps(job)[0].get("with", {})
+        for _, job in wf["jobs"].items()
+        if kind(wf, job) in ("pr", "compare", "merge")
+    )
+    if kinds & {"pr", "compare", "merge"} and not {"comment"} & kinds and not elsewhere:
         assert "push" in triggers(wf), (
             f"{rel(path)}: compares with a baseline but never runs on push to record one"
         )
@@ -274,6 +291,31 @@ def test_workflow_run_workflows_never_run_pr_code(path):
             assert uses not in ("./", "$/"), f"{rel(path)}: job {name} runs a local action"
             assert "run" not in step, f"{rel(path)}: job {name} runs a script"
         assert {kind(wf, job)} <= {"comment", None}, f"{rel(path)}: job {name}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_a_dispatch_for_a_pr_checks_out_its_head_and_passes_no_secrets(path):
+    """workflow_dispatch runs on the dispatched ref with secrets and a write token: the job
+    checks out the PR's head (the action refuses any other commit) and gives the PR's code
+    no secret; forks stay refused (allow-fork-dispatch unset)."""
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        if not (action_steps(job) and dispatches_a_pr(wf, job)):
+            continue
+        checkouts = [s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+        assert len(checkouts) == 1, f"{rel(path)}: job {name} must check out the PR"
+        ref = str(checkouts[0].get("with", {}).get("ref", ""))
+        assert re.fullmatch(r"refs/pull/\$\{\{ inputs\.pr[-_\w]* \}\}/head", ref), (
+            f"{rel(path)}: job {name} checks out {ref!r}, not the PR's head"
+        )
+        for step in job["steps"]:
+            assert "secrets." not in str(step.get("env", {})), (
+                f"{rel(path)}: job {name} passes a secret to a step that runs PR code"
+            )
+        assert "secrets." not in str(job.get("env", {})) + str(wf.get("env", {}))
+        for step in action_steps(job):
+            allow = str(step.get("with", {}).get("allow-fork-dispatch", "false")).lower()
+            assert allow == "false", f"{rel(path)}: job {name} runs forks' heads with secrets"
 
 
 def test_the_fork_safe_eval_cannot_write():
