@@ -135,6 +135,8 @@ class RunRecord(LeanModel):
     invocations: list[InvocationRecord]
     error: str | None = None
     duration_s: float = 0.0
+    # a confirmation re-run (compare/confirm.py): the regression it re-ran to confirm
+    confirms: str | None = None
 
 
 class Usage(LeanModel):

@@ -23,6 +23,7 @@ class CaseRunRequest(BaseModel):
     run: int  # 1-based
     session_input: SessionInput | None = None
     user_contents: list[Content]
+    confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
 
     @property
     def key(self) -> CaseKey:
@@ -75,6 +76,7 @@ class CaseRunTrace(BaseModel):
     error: str | None = None
     duration_s: float = 0.0
     custom_scores: dict[str, CustomScore] = Field(default_factory=dict)
+    confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
 
     @property
     def key(self) -> CaseKey:

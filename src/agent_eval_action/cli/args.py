@@ -32,6 +32,16 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -125,6 +135,21 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
         choices=TRAJECTORY_POLICIES,
         help="override every trajectory match_type: business = IN_ORDER, strict = EXACT",
     )
+    parser.add_argument(
+        "--confirm-runs",
+        type=non_negative_int,
+        default=run.confirm_runs,
+        metavar="N",
+        help="with --baseline: re-run a regressed case up to N times, one at a time, before "
+        f"blaming it (a case known to be deterministic is not re-run; 0: never; default {run.confirm_runs})",
+    )
+    parser.add_argument(
+        "--confirm-limit",
+        type=non_negative_int,
+        default=run.confirm_limit,
+        metavar="N",
+        help=f"at most N confirmation re-runs in all (default {run.confirm_limit})",
+    )
     if judge:
         parser.add_argument(
             "--judge-model",
@@ -192,6 +217,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         judge_model=getattr(args, "judge_model", None),
         judge_cache=getattr(args, "judge_cache", None),
         config=args.config,
+        confirm_runs=args.confirm_runs,
+        confirm_limit=args.confirm_limit,
     )
 
 

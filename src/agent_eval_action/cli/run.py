@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,8 +12,11 @@ from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
 from . import args as common
 
 if TYPE_CHECKING:
+    from ..compare.model import Diff
+    from ..metrics.judge import JudgeResults
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
+    from ..pipeline.score import Scored
     from ..runners import Runner
     from ..traces import CaseRuns
 
@@ -46,7 +50,7 @@ def handle(args: argparse.Namespace) -> int:
     progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
     with progress:
         case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace)
-    return finish(args, job, case_runs, gate)
+    return finish(args, job, case_runs, gate, runner=runner)
 
 
 def prepare(
@@ -71,8 +75,16 @@ def prepare(
     return job, gate, runner
 
 
-def finish(args: argparse.Namespace, job: Job, case_runs: CaseRuns, gate: GateOptions) -> int:
-    """Score the case-runs, write the Results, print, and gate: shared by `run` and `score`."""
+def finish(
+    args: argparse.Namespace,
+    job: Job,
+    case_runs: CaseRuns,
+    gate: GateOptions,
+    *,
+    runner: Runner | None = None,
+) -> int:
+    """Score the case-runs, write the Results, print, and gate: shared by `run` and `score`.
+    With the agent's `runner` at hand (`run`), a regression is confirmed by re-runs first."""
     import os
 
     from ..github.env import GitHubEnv
@@ -80,16 +92,24 @@ def finish(args: argparse.Namespace, job: Job, case_runs: CaseRuns, gate: GateOp
     from ..pipeline.score import score
 
     empty_shard = job.shard is not None and not job.plan.suite.case_count
-    scored = score(
-        job.plan,
-        case_runs,
-        job.options,
-        judge=None if empty_shard else job.judge,
-        baseline=job.baseline.results,
-        source=GitHubEnv.from_env(os.environ).source(),
-        shard=job.shard,
-        warnings=job.warnings,
-    )
+    source = GitHubEnv.from_env(os.environ).source()
+
+    def scored_runs(runs: CaseRuns, before: JudgeResults | None = None) -> Scored:
+        return score(
+            job.plan,
+            runs,
+            job.options,
+            judge=None if empty_shard else job.judge,
+            baseline=job.baseline.results,
+            source=source,
+            shard=job.shard,
+            warnings=job.warnings,
+            judged_before=before,
+        )
+
+    scored = scored_runs(case_runs)
+    if runner is not None and args.baseline is not None and job.shard is None:
+        scored = _confirmed(job, case_runs, scored, gate, runner, scored_runs)
     results = scored.results
     results.write(Path(args.out))
     if empty_shard:
@@ -138,3 +158,46 @@ def finish(args: argparse.Namespace, job: Job, case_runs: CaseRuns, gate: GateOp
             )
         )
     return gating.judged_code(results, scored.judged, code)
+
+
+def _confirmed(
+    job: Job,
+    case_runs: CaseRuns,
+    scored: Scored,
+    gate: GateOptions,
+    runner: Runner,
+    scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
+) -> Scored:
+    """Confirmation rounds (pipeline/confirm.py) with this process's runner."""
+    from ..pipeline import gate as gating
+    from ..pipeline.confirm import rounds
+    from ..pipeline.run_cases import run_cases
+    from ..traces import CaseRuns
+
+    if job.options.confirm_runs < 1 or scored.results.partial:
+        return scored
+    latest = [scored]
+
+    def rescore(before: CaseRuns, new: CaseRuns) -> Diff:
+        merged = CaseRuns(
+            before.runner,
+            before.target,
+            before.started_at,
+            [*before.traces, *new.traces],
+            before.cancelled or new.cancelled,
+        )
+        latest.append(scored_runs(merged, latest[-1].judged))
+        return gating.gate(latest[-1].results, job.baseline, gate)
+
+    _, _, warnings = rounds(
+        job.plan,
+        case_runs,
+        gating.gate(scored.results, job.baseline, gate),
+        known=job.baseline.known,
+        runs=job.options.confirm_runs,
+        limit=job.options.confirm_limit,
+        run_round=lambda plan: run_cases(plan, runner),
+        rescore=rescore,
+    )
+    latest[-1].results.warnings.extend(warnings)
+    return latest[-1]

@@ -27,8 +27,8 @@ import numpy as np
 from ..core import CaseKey
 from ..evalset.models import share_fields_set
 from ..results import CaseResult, MetricResult, Results, Status
-from . import stats
-from .divergence import behaviour_varies, finished_runs, first_divergence
+from . import confirm, stats
+from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .model import (
     REGRESSIONS,
     Axis,
@@ -188,6 +188,7 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
         change = Change.INCOMPLETE if case.status == Status.NOT_EVALUATED else Change.STILL_FAILING
     diff = _case_shell(case, change)
     diff.metrics = [_one_sided(name, m, Change.UNCHANGED) for name, m in case.metrics.items()]
+    diff.divergence = first_failure(case, diff.metrics)
     return diff
 
 
@@ -223,11 +224,13 @@ def _compare_cases(
     for case in current.cases:
         key = case.key
         if key in before:
-            diffs.append(_compare_case(before[key], case, policy, key in known_flaky))
+            own = confirm.original(case)  # re-runs never change the scores compared
+            diffs.append(_compare_case(before[key], own, policy, key in known_flaky))
             pairs.append((diffs[-1], before[key], case))
         else:
             diff = _case_shell(case, Change.ADDED)
             diff.metrics = [_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items()]
+            diff.divergence = first_failure(case, diff.metrics)
             diffs.append(diff)
     for key, case in before.items():
         if key not in now:
@@ -238,10 +241,14 @@ def _compare_cases(
             ]
             diffs.append(diff)
     _decide_tested_cases(diffs, policy)
+    for diff, _, cur in pairs:
+        confirm.settle(diff, cur, policy)
     for diff, base, cur in pairs:
         regressed = next((m for m in diff.metrics if m.change in REGRESSIONS), None)
         if regressed is not None:
             diff.divergence = first_divergence(base, cur, regressed)
+        else:  # a failing case explains itself against its eval file
+            diff.divergence = first_failure(cur, diff.metrics)
     for diff in diffs:
         _summarise(diff)
     return diffs
@@ -417,6 +424,9 @@ def _strongest(changes: Iterable[Change]) -> Change:
 def _summarise(diff: CaseDiff) -> None:
     """The case's change per axis and overall, and the two-axis pattern of a regression."""
     diff.likely_noise = any(m.reason.startswith("within noise") for m in diff.metrics)
+    # A change judged against noise makes the case flaky, whether its runs disagree or
+    # main's history says so: `flaky` is the one source the reports read.
+    diff.flaky = diff.flaky or diff.likely_noise
     for axis in ("trajectory", "response"):
         changes = [m.change for m in diff.metrics if m.axis == axis]
         if changes:
@@ -424,7 +434,9 @@ def _summarise(diff: CaseDiff) -> None:
     if diff.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
         return
     diff.change = _strongest(m.change for m in diff.metrics)
-    if diff.change == Change.UNCHANGED and diff.current_status == Status.FAILED:
+    # "still failing" claims the baseline failed too: a flip within noise stays unchanged
+    failed = (diff.baseline_status, diff.current_status) == (Status.FAILED, Status.FAILED)
+    if diff.change == Change.UNCHANGED and failed:
         diff.change = Change.STILL_FAILING
     trajectory = diff.axes.get("trajectory") in REGRESSIONS
     response = diff.axes.get("response") in REGRESSIONS

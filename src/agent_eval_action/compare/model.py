@@ -77,6 +77,14 @@ class TurnDiff(BaseModel):
     current_run: int
 
 
+class Confirmation(BaseModel):
+    """Re-runs of a regressed case (compare/confirm.py): how many, and how many showed the
+    regression again."""
+
+    runs: int
+    reproduced: int
+
+
 class CaseDiff(BaseModel):
     eval_set_id: str
     eval_id: str
@@ -92,6 +100,7 @@ class CaseDiff(BaseModel):
     metrics: list[MetricDiff] = Field(default_factory=list)
     divergence: TurnDiff | None = None
     notes: list[str] = Field(default_factory=list)
+    confirmation: Confirmation | None = None
 
 
 class SuiteTest(BaseModel):

@@ -27,6 +27,10 @@ class RunOptions:
     judge_model: str | None = None  # pins the judge model of every judged criterion
     judge_cache: str | None = None
     config: str | None = None  # one test_config.json for every eval file
+    # Confirmation re-runs (compare/confirm.py): a regressed case not known to be
+    # deterministic is re-run up to this many times, one at a time, before it is blamed.
+    confirm_runs: int = 3
+    confirm_limit: int = 100  # extra case-runs at most, per run of the suite
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,10 @@ def run_cases(
     started = datetime.now(UTC)
     finished: list[CaseRunTrace] = []
     custom = plan.has_custom
+    confirming = {(r.key, r.run): r.confirms for r in plan.requests if r.confirms}
 
     def collect(trace: CaseRunTrace) -> None:
+        trace.confirms = confirming.get((trace.key, trace.run))
         if custom:
             score_custom(plan, trace)  # the project's own metric code runs here, by the agent
         finished.append(trace)
@@ -62,10 +64,10 @@ def run_cases(
 
     try:
         traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
-        if custom:  # a runner may return other trace objects than it reported
-            for trace in traces:
-                if not trace.custom_scores:
-                    score_custom(plan, trace)
+        for trace in traces:  # a runner may return other trace objects than it reported
+            trace.confirms = confirming.get((trace.key, trace.run))
+            if custom and not trace.custom_scores:
+                score_custom(plan, trace)
         cancelled = False
     except RunnerStartError as err:
         raise InputError(str(err)) from None
@@ -78,7 +80,9 @@ def complete(plan: Plan, finished: list[CaseRunTrace], why: str) -> list[CaseRun
     """The finished traces plus an errored one, saying `why`, for every case-run without one."""
     done = {(t.eval_set_id, t.eval_id, t.run) for t in finished}
     missing = [
-        CaseRunTrace(eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=why)
+        CaseRunTrace(
+            eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=why, confirms=r.confirms
+        )
         for r in plan.requests
         if (r.eval_set_id, r.eval_id, r.run) not in done
     ]
@@ -154,7 +158,8 @@ def read_traces(path: Path, plan: Plan) -> CaseRuns:
                 f"not a trace: {one_line(str(err.errors()[0]['msg']))}", display, number
             ) from None
         key = (trace.eval_set_id, trace.eval_id, trace.run)
-        if key not in wanted or key in finished:
+        confirming = trace.confirms is not None and trace.run > plan.num_runs
+        if (key not in wanted and not (confirming and trace.key in plan.cases)) or key in finished:
             what = "a second trace" if key in finished else "a trace nobody asked for"
             raise InputError(
                 f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number

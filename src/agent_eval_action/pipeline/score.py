@@ -242,7 +242,11 @@ def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
             )
         )
     return RunRecord(
-        run=trace.run, invocations=invocations, error=trace.error, duration_s=trace.duration_s
+        run=trace.run,
+        invocations=invocations,
+        error=trace.error,
+        duration_s=trace.duration_s,
+        confirms=trace.confirms,
     )
 
 
@@ -338,19 +342,33 @@ def score(
     source: Source | None = None,
     shard: Shard | None = None,
     warnings: Sequence[str] = (),
+    judged_before: JudgeResults | None = None,
 ) -> Scored:
     """The score stage: judge the finished case-runs (when a judged metric is configured;
     the baseline lends its verdicts of unchanged answers), score every case, build Results.
-    A cancelled agent stage, or a cancellation while judging, gives partial Results."""
+    A cancelled agent stage, or a cancellation while judging, gives partial Results.
+    `judged_before`: the verdicts of runs judged already (a confirmation round's re-score
+    judges only the runs they lack)."""
     from .judge import judge_plan, judged_metrics
 
-    judged, cancelled = None, case_runs.cancelled
+    judged, cancelled = judged_before, case_runs.cancelled
     if judge is not None and not cancelled:
+        done = {
+            (key, run)
+            for key, case in (judged.cases if judged else {}).items()
+            for _, run in case.runs
+        }
+        fresh = [t for t in case_runs.traces if (t.key, t.run) not in done]
         print(f"judging {', '.join(sorted(judged_metrics(plan)))} ...", file=sys.stderr)
         try:
-            judged = run_cancellable(judge_plan(plan, case_runs.traces, judge, baseline))
+            new = run_cancellable(judge_plan(plan, fresh, judge, baseline))
         except Cancelled:
             cancelled = True
+        else:
+            if judged is None:
+                judged = new
+            else:
+                judged.merge(new)
     run_config = RunConfig(
         runner=case_runs.runner,
         target=case_runs.target,

@@ -57,6 +57,17 @@ class JudgeResults:
     no_key: int = 0  # judge requests that needed a call and had no API key
     warnings: list[str] = field(default_factory=list)
 
+    def merge(self, other: JudgeResults) -> None:
+        """Add the verdicts of another judging of other runs (confirmation re-runs)."""
+        for key, judged in other.cases.items():
+            mine = self.cases.setdefault(key, CaseJudgement(headers=dict(judged.headers)))
+            mine.runs.update(judged.runs)
+            mine.usage.add(judged.usage)
+        self.usage.add(other.usage)
+        self.reused_from.update(other.reused_from)
+        self.no_key += other.no_key
+        self.warnings.extend(w for w in other.warnings if w not in self.warnings)
+
     def case(self, eval_set_id: str, eval_id: str) -> CaseJudgement | None:
         return self.cases.get((eval_set_id, eval_id))
 

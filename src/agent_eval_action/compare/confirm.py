@@ -1,0 +1,146 @@
+"""Confirmation re-runs: a regression seen in one run is re-run before it is blamed.
+
+A real LLM agent answers differently from run to run, so a single run that fails where the
+baseline passed proves little. Before the gate blames such a case, the case alone is run
+again, one more run per round (pipeline/confirm.py); a re-run that does not show the
+regression again ends the confirmation. Re-runs are recorded in Results (`runs[].confirms`:
+what they re-ran to confirm), so `compare` reproduces the verdict from the files:
+
+- the case is compared as its own runs scored it (`original`): re-runs never change the
+  scores that made the regression;
+- the regression stands if every re-run showed it again ("confirmed in 3/3 re-runs"),
+  and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"), the case
+  flaky; a broad drop over many such cases is still caught by the suite-level test.
+
+A case known to be deterministic (two or more runs on main, the baseline's or older ones',
+that all did the same thing) is not re-run: its change is real at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ..core import CaseKey
+from ..results import CaseResult, MetricResult, Results, Status
+from .divergence import _behaviour_text
+from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
+
+EPSILON = 1e-9
+
+
+def is_confirmation(case: CaseResult) -> list[bool]:
+    return [run.confirms is not None for run in case.runs]
+
+
+def original(case: CaseResult) -> CaseResult:
+    """The case as its own runs scored it: without the runs that re-ran it to confirm."""
+    kept = [i for i, run in enumerate(case.runs) if run.confirms is None]
+    if len(kept) == len(case.runs):
+        return case
+    metrics = {name: _kept(metric, kept) for name, metric in case.metrics.items()}
+    runs = [case.runs[i] for i in kept]
+    statuses = {m.status for m in metrics.values()}
+    status = (
+        Status.ERRORED
+        if any(run.error is not None for run in runs) or not runs
+        else Status.FAILED
+        if Status.FAILED in statuses
+        else Status.NOT_EVALUATED
+        if Status.NOT_EVALUATED in statuses or not statuses
+        else Status.PASSED
+    )
+    return case.model_copy(update={"metrics": metrics, "runs": runs, "status": status})
+
+
+def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
+    runs = [metric.runs[i] for i in kept if i < len(metric.runs)]
+    turns = [metric.invocations[i] for i in kept if i < len(metric.invocations)]
+    score: float | None
+    if not runs or any(s is None for s in runs):
+        score = None
+    elif len(runs) == 1:
+        score = runs[0]
+    else:  # several runs: the mean of all their turns, as the case score pools them
+        pooled = [s for turn in turns for s in turn if s is not None]
+        known = [s for s in runs if s is not None]
+        score = sum(pooled) / len(pooled) if pooled else sum(known) / len(known)
+    status = (
+        Status.NOT_EVALUATED
+        if score is None
+        else Status.PASSED
+        if score >= metric.threshold
+        else Status.FAILED
+    )
+    return metric.model_copy(
+        update={"runs": runs, "invocations": turns, "score": score, "status": status}
+    )
+
+
+def settle(diff: CaseDiff, current: CaseResult, policy: Policy) -> None:
+    """Decide a regressed case from its confirmation re-runs, if it has any."""
+    confirming = [i for i, run in enumerate(current.runs) if run.confirms is not None]
+    regressed = [m for m in diff.metrics if m.change in REGRESSIONS]
+    if not confirming or not regressed:
+        return
+    reproduced = sum(
+        all(_shows_again(m, current.metrics.get(m.metric), i, policy) for m in regressed)
+        for i in confirming
+    )
+    diff.confirmation = Confirmation(runs=len(confirming), reproduced=reproduced)
+    if reproduced == len(confirming):
+        for m in regressed:
+            m.reason = f"{m.reason}; confirmed in {reproduced}/{len(confirming)} re-runs"
+        return
+    for m in regressed:
+        both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
+        m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
+        m.reason = (
+            f"not reproduced: {reproduced}/{len(confirming)} re-runs showed it again, likely "
+            f"noise (the first run: {m.reason})"
+        )
+        m.noisy = True
+    diff.flaky = diff.likely_noise = True
+
+
+def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: Policy) -> bool:
+    score = metric.runs[run] if metric is not None and run < len(metric.runs) else None
+    if score is None or m.threshold is None:
+        return False
+    if m.change == Change.NEW_FAILURE:
+        return score < m.threshold
+    base = m.baseline_score if m.baseline_score is not None else 0.0
+    return base - score >= policy.min_delta[m.axis] - EPSILON and score < base - EPSILON
+
+
+def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:
+    """Two or more finished runs of the case on main, and all did the same thing."""
+    fingerprints = [
+        _behaviour_text(run)
+        for results in known
+        for case in results.cases
+        if case.key == key
+        for run in case.runs
+        if run.error is None and run.confirms is None
+    ]
+    return len(fingerprints) >= 2 and len(set(fingerprints)) == 1
+
+
+def to_confirm(diff: Diff, known: Sequence[Results], runs: int) -> list[tuple[CaseKey, str]]:
+    """The cases to re-run once more, with what the re-run confirms: regressed cases not
+    known to be deterministic, whose re-runs so far all showed it again, up to `runs`."""
+    wanted = []
+    for case in diff.cases:
+        regressed = [m for m in case.metrics if m.change in REGRESSIONS]
+        if not regressed:
+            continue
+        key = CaseKey(case.eval_set_id, case.eval_id)
+        done = case.confirmation
+        if done is None and known_deterministic(key, known):
+            continue
+        if done is not None and (done.reproduced < done.runs or done.runs >= runs):
+            continue
+        what = "; ".join(
+            f"{m.axis} {m.metric}: {m.reason.split('; confirmed')[0]}" for m in regressed
+        )
+        wanted.append((key, what))
+    return wanted

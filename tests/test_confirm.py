@@ -1,0 +1,106 @@
+"""Confirmation re-runs (compare/confirm.py, pipeline/confirm.py): a regression seen in one
+run of a case not known to be deterministic is re-run before it is blamed; the re-runs are
+in the Results, so `compare` gives the same verdict from the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers.paths import WORKERS, python_command
+
+from agent_eval_action.cli import main
+from agent_eval_action.results import Results
+
+TABLE_AGENT = WORKERS / "table_agent.py"
+RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
+SKIPS_THE_TOOL = {"text": "Your order ships today.", "tools": []}
+
+
+def _case(eval_id: str) -> dict:
+    return {
+        "eval_id": eval_id,
+        "conversation": [
+            {
+                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
+                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
+                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
+            }
+        ],
+    }
+
+
+def _run(write, table: dict, *flags: str, out: str = "results.json") -> int:
+    write(
+        "evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
+    )
+    write("table.json", table)
+    agent = ["--command", python_command(TABLE_AGENT, "table.json")]
+    return main(["run", "evals", *agent, "--out", out, *flags])
+
+
+def _baseline(write) -> None:
+    assert _run(write, {"a": RIGHT, "b": RIGHT}, out="base.json") == 0
+
+
+def _case_of(path: str, eval_id: str):
+    results = Results.model_validate_json(Path(path).read_text())
+    return next(c for c in results.cases if c.eval_id == eval_id), results
+
+
+def _diff_case(eval_id: str) -> dict:
+    diff = json.loads(Path("diff.json").read_text())
+    return next(c for c in diff["cases"] if c["eval_id"] == eval_id)
+
+
+def test_a_flip_that_a_re_run_does_not_show_again_is_likely_noise(write):
+    _baseline(write)
+    # run 1 skips the tool; its first re-run (run 2) does not
+    table = {"a": RIGHT, "b": RIGHT, "b/0/1": SKIPS_THE_TOOL}
+    assert _run(write, table, "--baseline", "base.json") == 0
+    case, _ = _case_of("results.json", "b")
+    assert [run.run for run in case.runs] == [1, 2]
+    assert case.runs[0].confirms is None and "tool_trajectory_avg_score" in case.runs[1].confirms
+    b = _diff_case("b")
+    assert b["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert b["flaky"] and b["change"] not in ("regressed", "new_failure")
+    reason = next(m["reason"] for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
+    assert reason.startswith("not reproduced: 0/1 re-runs")
+    # the files alone give the same verdict
+    assert main(["compare", "--baseline", "base.json", "--current", "results.json"]) == 0
+
+
+def test_a_regression_every_re_run_shows_again_is_confirmed(write):
+    _baseline(write)
+    assert _run(write, {"a": RIGHT, "b": SKIPS_THE_TOOL}, "--baseline", "base.json") == 1
+    case, _ = _case_of("results.json", "b")
+    assert [run.run for run in case.runs] == [1, 2, 3, 4]  # the run and 3 re-runs
+    b = _diff_case("b")
+    assert b["confirmation"] == {"runs": 3, "reproduced": 3} and b["change"] == "new_failure"
+    reason = next(m["reason"] for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
+    assert reason.endswith("confirmed in 3/3 re-runs")
+    a, _ = _case_of("results.json", "a")
+    assert len(a.runs) == 1  # an unchanged case is never re-run
+    assert main(["compare", "--baseline", "base.json", "--current", "results.json"]) == 1
+
+
+def test_a_case_known_to_be_deterministic_is_not_re_run(write):
+    assert _run(write, {"a": RIGHT, "b": RIGHT}, "--num-runs", "2", out="base.json") == 0
+    table = {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    assert _run(write, table, "--baseline", "base.json", "--num-runs", "2") == 1
+    case, _ = _case_of("results.json", "b")
+    assert all(run.confirms is None for run in case.runs) and len(case.runs) == 2
+    assert _diff_case("b")["confirmation"] is None
+
+
+def test_no_confirmation_with_confirm_runs_0_and_the_limit_is_said(write):
+    _baseline(write)
+    table = {"a": SKIPS_THE_TOOL, "b": SKIPS_THE_TOOL}
+    assert _run(write, table, "--baseline", "base.json", "--confirm-runs", "0") == 1
+    case, _ = _case_of("results.json", "b")
+    assert len(case.runs) == 1
+    assert _run(write, table, "--baseline", "base.json", "--confirm-limit", "1") == 1
+    _, results = _case_of("results.json", "b")
+    confirmed = [c for c in results.cases if any(run.confirms for run in c.runs)]
+    assert len(confirmed) == 1  # one re-run in all: the other case kept its regression
+    assert any("limit of 1 extra case-runs" in w for w in results.warnings)
