@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The contract (docs/action.md): every input and output of action.yml.
 DESIGN_INPUTS = {
     "evals", "agent", "command", "adk-api", "adk-history", "config", "num-runs",
-    "concurrency", "trajectory-policy", "mode", "baseline", "baseline-artifact",
+    "concurrency", "confirm-runs", "confirm-limit", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
     "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
@@ -31,6 +31,8 @@ DESIGN_DEFAULTS = {
     "evals": "evals",
     "num-runs": "1",
     "concurrency": "8",
+    "confirm-runs": "3",
+    "confirm-limit": "100",
     "mode": "auto",
     "baseline": "artifact",
     "baseline-artifact": "agent-eval-results",

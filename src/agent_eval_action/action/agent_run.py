@@ -11,6 +11,7 @@ forwards SIGTERM/SIGINT to the running child (whose `run` writes partial Results
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,13 +22,17 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import FrameType
 
-from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
+from ..compare.model import Diff
+from ..core import CaseKey
+from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..metrics.judge.settings import JUDGE_KEY_ENV
+from ..pipeline.confirm import rounds
+from ..results import Results
 from ..runners.environment import scrubbed_environment
 from . import outputs
 from .sandbox import PrUser
@@ -224,8 +229,9 @@ def _why_pip_failed(tail: list[str], code: int) -> str:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    code: int  # the `run` command's exit code
+    code: int  # the score stage's exit code
     results_path: Path
+    warnings: list[str] = field(default_factory=list)  # for the Results: what was cut short
 
 
 def agent_arguments(settings: Settings) -> list[str]:
@@ -289,23 +295,58 @@ def run_evals(
     *,
     gate: bool = True,
     agent_env: dict[str, str] | None = None,
+    known: Sequence[Results] = (),
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
-    copy of those traces. The Results land in out_dir."""
+    copy of those traces. When it gates on a baseline, confirmation rounds follow
+    (pipeline/confirm.py): the regressed cases alone run again, as the PR user, and the score
+    stage scores every traces file again. The Results land in out_dir."""
     results = out_dir / "results.json"
     with tempfile.TemporaryDirectory(prefix="agent-eval-score-") as private:
         traces, copied = user.scratch / "traces.jsonl", Path(private) / "traces.jsonl"
         run_cases, score = run_arguments(settings, results, copied, baseline, history, gate=gate)
-        run_cases[run_cases.index(str(copied))] = str(traces)
+        agent = run_cases[: run_cases.index(str(copied))]  # its arguments, up to the traces
         env = {**user.environment(child_environment()), **(agent_env or {})}
         env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
-        code = children.call(_module(run_cases), env, user=user)
+        code = children.call(_module([*agent, str(traces)]), env, user=user)
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         # after a cancellation too: the score stage turns what finished into partial Results
         code = children.call(_module(score), score_environment(settings), after_cancel=True)
-    return RunOutcome(code=code, results_path=results)
+        files = [copied]
+
+        def confirm(wanted: list[tuple[CaseKey, str]], round_number: int) -> Diff | None:
+            nonlocal code
+            plan = user.scratch / f"confirm-{round_number}.json"
+            run = settings.num_runs + round_number
+            plan.write_text(json.dumps({"run": run, "cases": [[*k, w] for k, w in wanted]}))
+            plan.chmod(0o644)
+            produced = user.scratch / f"traces-{round_number}.jsonl"
+            argv = [*agent, str(produced), "--confirm", str(plan)]
+            if children.call(_module(argv), env, user=user) != EXIT_PASS:
+                return None
+            files.append(Path(private) / produced.name)
+            if not _copy_untrusted(produced, files[-1]):
+                return None
+            again = [*score, *(arg for f in files[1:] for arg in ("--traces", str(f)))]
+            code = children.call(_module(again), score_environment(settings))
+            if code not in (EXIT_PASS, EXIT_GATE_FAILED):
+                return None
+            return Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
+
+        warnings: list[str] = []
+        confirming = gate and baseline is not None and settings.shard is None
+        if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
+            first = Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
+            _, warnings = rounds(
+                first,
+                known=known,
+                runs=settings.confirm_runs,
+                limit=settings.confirm_limit,
+                confirm=confirm,
+            )
+    return RunOutcome(code=code, results_path=results, warnings=warnings)
 
 
 MAX_TRACES_BYTES = 4 * 1024**3

@@ -28,6 +28,8 @@ ACTION_DEFAULTS: dict[str, str] = {
     "evals": "evals",
     "num-runs": str(DEFAULTS.run.num_runs),
     "concurrency": str(DEFAULTS.run.concurrency),
+    "confirm-runs": str(DEFAULTS.run.confirm_runs),
+    "confirm-limit": str(DEFAULTS.run.confirm_limit),
     "mode": "auto",
     "baseline": "artifact",
     "baseline-artifact": "agent-eval-results",
@@ -129,6 +131,22 @@ def clean_num_runs(text: str) -> int:
 
 def clean_concurrency(text: str) -> int:
     return _positive_int("concurrency", text, DEFAULTS.run.concurrency)
+
+
+def _count(name: str, text: str, default: int) -> int:
+    if not text:
+        return default
+    if not text.isdecimal():
+        raise _bad(name, f"must be a whole number of 0 or more, got {text!r}")
+    return int(text)
+
+
+def clean_confirm_runs(text: str) -> int:
+    return _count("confirm-runs", text, DEFAULTS.run.confirm_runs)
+
+
+def clean_confirm_limit(text: str) -> int:
+    return _count("confirm-limit", text, DEFAULTS.run.confirm_limit)
 
 
 def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
@@ -278,6 +296,8 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "config": clean_config,
     "num-runs": clean_num_runs,
     "concurrency": clean_concurrency,
+    "confirm-runs": clean_confirm_runs,
+    "confirm-limit": clean_confirm_limit,
     "trajectory-policy": clean_trajectory_policy,
     "mode": clean_mode,
     "baseline": clean_baseline,
@@ -310,6 +330,8 @@ class Settings:
     config: str | None
     num_runs: int
     concurrency: int
+    confirm_runs: int
+    confirm_limit: int
     trajectory_policy: Literal["business", "strict"] | None
     mode: Literal["auto", "run", "compare", "comment", "merge"]
     baseline: Baseline

@@ -46,6 +46,7 @@ def run_suite(
                 baseline.history if baseline else (),
                 gate=gate,
                 agent_env=agent_env,
+                known=[*baseline.older, baseline.results] if baseline and baseline.results else [],
             )
         finally:
             outputs.endgroup()
@@ -56,6 +57,9 @@ def run_suite(
     if not outcome.results_path.exists():
         raise InfrastructureError(f"the eval run wrote no results (exit {outcome.code})")
     results = load_results(str(outcome.results_path))
+    if outcome.warnings:
+        results.warnings.extend(outcome.warnings)
+        results.write(outcome.results_path)
     if results.partial or ctx.children.cancelled:
         raise Cancelled("the run was cancelled")
     return outcome.code, results

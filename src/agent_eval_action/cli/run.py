@@ -13,6 +13,7 @@ from . import args as common
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
+    from ..core import CaseKey
     from ..metrics.judge import JudgeResults
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
@@ -105,6 +106,8 @@ def finish(
             shard=job.shard,
             warnings=job.warnings,
             judged_before=before,
+            selection=job.selection,
+            gate=gating.gate_policy(gate),
         )
 
     scored = scored_runs(case_runs)
@@ -170,34 +173,36 @@ def _confirmed(
 ) -> Scored:
     """Confirmation rounds (pipeline/confirm.py) with this process's runner."""
     from ..pipeline import gate as gating
-    from ..pipeline.confirm import rounds
+    from ..pipeline.confirm import confirmation_plan, rounds
     from ..pipeline.run_cases import run_cases
     from ..traces import CaseRuns
 
     if job.options.confirm_runs < 1 or scored.results.partial:
         return scored
-    latest = [scored]
+    runs_so_far, latest = case_runs, scored
 
-    def rescore(before: CaseRuns, new: CaseRuns) -> Diff:
-        merged = CaseRuns(
-            before.runner,
-            before.target,
-            before.started_at,
-            [*before.traces, *new.traces],
-            before.cancelled or new.cancelled,
+    def confirm(wanted: list[tuple[CaseKey, str]], round_number: int) -> Diff | None:
+        nonlocal runs_so_far, latest
+        plan = confirmation_plan(job.plan, wanted, job.plan.num_runs + round_number)
+        new = run_cases(plan, runner)
+        runs_so_far = CaseRuns(
+            runs_so_far.runner,
+            runs_so_far.target,
+            runs_so_far.started_at,
+            [*runs_so_far.traces, *new.traces],
+            runs_so_far.cancelled or new.cancelled,
         )
-        latest.append(scored_runs(merged, latest[-1].judged))
-        return gating.gate(latest[-1].results, job.baseline, gate)
+        latest = scored_runs(runs_so_far, latest.judged)
+        if new.cancelled:
+            return None
+        return gating.gate(latest.results, job.baseline, gate)
 
-    _, _, warnings = rounds(
-        job.plan,
-        case_runs,
+    _, warnings = rounds(
         gating.gate(scored.results, job.baseline, gate),
         known=job.baseline.known,
         runs=job.options.confirm_runs,
         limit=job.options.confirm_limit,
-        run_round=lambda plan: run_cases(plan, runner),
-        rescore=rescore,
+        confirm=confirm,
     )
-    latest[-1].results.warnings.extend(warnings)
-    return latest[-1]
+    latest.results.warnings.extend(warnings)
+    return latest

@@ -8,10 +8,15 @@ Exit codes: 0 the traces are written (whatever the agent did), 2 bad input, 3 ca
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
 from . import args as common
+
+if TYPE_CHECKING:
+    from ..pipeline.plan import Plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_run_options(parser, judge=False)
     parser.add_argument(
         "--traces", required=True, metavar="FILE", help="where to write the traces (JSON lines)"
+    )
+    parser.add_argument(
+        "--confirm",
+        metavar="FILE",
+        help='a confirmation round: {"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT], ...]}: '
+        "run N of each case only, each saying what it re-runs to confirm",
     )
 
 
@@ -33,14 +44,33 @@ def handle(args: argparse.Namespace) -> int:
     shard = common.shard(args)
     runner = runner_from_args(args)
     job = prepare(args.eval_paths, common.run_options(args), baseline=args.baseline, shard=shard)
+    plan = job.plan if args.confirm is None else _confirmation(job.plan, Path(args.confirm))
     writer = TracesWriter(Path(args.traces), runner)
-    progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
+    progress = Progress(len(plan.requests), verdict=quick_verdict(plan))
 
     def on_trace(trace: CaseRunTrace) -> None:
         writer.add(trace)
         progress.on_trace(trace)
 
     with progress:
-        case_runs = run_cases(job.plan, runner, on_trace=on_trace)
+        case_runs = run_cases(plan, runner, on_trace=on_trace)
     writer.finish(case_runs.cancelled)
     return EXIT_INFRASTRUCTURE if case_runs.cancelled else EXIT_PASS
+
+
+def _confirmation(plan: Plan, path: Path) -> Plan:
+    """The plan of a confirmation round, from the file the action wrote."""
+    from ..core import CaseKey
+    from ..errors import InputError
+    from ..pipeline.confirm import confirmation_plan
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        run = int(data["run"])
+        wanted = [(CaseKey(str(s), str(e)), str(w)) for s, e, w in data["cases"]]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise InputError(f"not a confirmation round: {err}", path) from None
+    unknown = [key for key, _ in wanted if key not in plan.cases]
+    if unknown or run <= plan.num_runs:
+        raise InputError("the round names cases or runs the suite does not have", path)
+    return confirmation_plan(plan, wanted, run)

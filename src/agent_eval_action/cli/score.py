@@ -14,7 +14,11 @@ from .run import add_output, finish, prepare
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_eval_paths(parser)
     parser.add_argument(
-        "--traces", required=True, metavar="FILE", help="the traces file `run-cases` wrote"
+        "--traces",
+        required=True,
+        action="append",
+        metavar="FILE",
+        help="the traces file `run-cases` wrote; again for each confirmation round's",
     )
     common.add_run_options(parser)
     common.add_gate_options(parser)
@@ -25,5 +29,5 @@ def handle(args: argparse.Namespace) -> int:
     from ..pipeline.run_cases import read_traces
 
     job, gate, _ = prepare(args)
-    case_runs = read_traces(Path(args.traces), job.plan)
+    case_runs = read_traces([Path(path) for path in args.traces], job.plan)
     return finish(args, job, case_runs, gate)

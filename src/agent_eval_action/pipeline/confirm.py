@@ -18,7 +18,8 @@ from dataclasses import replace
 from ..compare.confirm import to_confirm
 from ..compare.model import Diff
 from ..core import CaseKey
-from ..traces import CaseRunRequest, CaseRuns
+from ..results import Results
+from ..traces import CaseRunRequest
 from .plan import Plan, restrict
 
 LIMIT_REACHED = (
@@ -47,44 +48,32 @@ def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, str]], run: in
 
 
 def rounds(
-    plan: Plan,
-    case_runs: CaseRuns,
     diff: Diff,
     *,
-    known: Sequence,
+    known: Sequence[Results],
     runs: int,
     limit: int,
-    run_round: Callable[[Plan], CaseRuns],
-    rescore: Callable[[CaseRuns, CaseRuns], Diff],
-) -> tuple[CaseRuns, Diff, list[str]]:
-    """Run confirmation rounds until nothing is left to confirm; (all case-runs, the last
-    diff, warnings). `run_round` runs a round's plan (the agent stage); `rescore` scores the
-    case-runs with the round's new ones and compares again."""
+    confirm: Callable[[list[tuple[CaseKey, str]], int], Diff | None],
+) -> tuple[Diff, list[str]]:
+    """Run confirmation rounds until nothing is left to confirm; (the last diff, warnings).
+    `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
+    everything again and returns the new diff, or None when it was cancelled."""
     used, warnings = 0, []
     for round_number in range(1, runs + 1):
         wanted = to_confirm(diff, known, runs)
-        if not wanted:
-            break
         if used + len(wanted) > limit:
             kept = wanted[: max(0, limit - used)]
             warnings.append(LIMIT_REACHED.format(limit=limit, left=len(wanted) - len(kept)))
             wanted = kept
-            if not wanted:
-                break
+        if not wanted:
+            break
         used += len(wanted)
         print(
             f"confirming {len(wanted)} regressed case(s): re-run {round_number} of at most {runs}",
             file=sys.stderr,
         )
-        new = run_round(confirmation_plan(plan, wanted, plan.num_runs + round_number))
-        diff = rescore(case_runs, new)
-        case_runs = CaseRuns(
-            case_runs.runner,
-            case_runs.target,
-            case_runs.started_at,
-            [*case_runs.traces, *new.traces],
-            case_runs.cancelled or new.cancelled,
-        )
-        if new.cancelled:
+        new = confirm(wanted, round_number)
+        if new is None:
             break
-    return case_runs, diff, warnings
+        diff = new
+    return diff, warnings

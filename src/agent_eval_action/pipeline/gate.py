@@ -15,7 +15,7 @@ from ..compare import compare, flaky_in_history, load_baseline
 from ..compare.policy import parse_fail_on
 from ..core import Axis
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
-from ..results import Results, Status
+from ..results import GatePolicy, Results, Status
 from .options import GateOptions
 
 if TYPE_CHECKING:
@@ -65,6 +65,16 @@ def no_baseline_warning(reason: str | None) -> str:
 def gate_options(fail_on: str, min_delta: Sequence[tuple[Axis | None, float]]) -> GateOptions:
     """`--fail-on` and `--min-delta` as GateOptions (a bad policy: InputError, exit 2)."""
     return GateOptions(fail_on=tuple(parse_fail_on(fail_on)), min_delta=tuple(min_delta))
+
+
+def gate_policy(options: GateOptions) -> GatePolicy:
+    """The policy as Results record it (`run_config.gate`): the policies, and min-delta per
+    axis with compare's defaults filled in, so that two records compare as the gates do."""
+    from ..compare.engine import DEFAULT_MIN_DELTA
+
+    return GatePolicy(
+        fail_on=list(options.fail_on), min_delta={**DEFAULT_MIN_DELTA, **options.deltas()}
+    )
 
 
 def gate(

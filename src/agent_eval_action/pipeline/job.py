@@ -20,7 +20,7 @@ from .plan import Plan, plan
 
 if TYPE_CHECKING:
     from ..metrics.judge import JudgeSettings
-    from ..results import Shard
+    from ..results import Selection, Shard
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Job:
     shard: Shard | None = None
     judge: JudgeSettings | None = None  # None: no judged metric is configured
     warnings: list[str] = field(default_factory=list)  # for the Results
+    selection: Selection | None = None  # what the eval paths chose, for the Results
 
 
 def prepare(
@@ -45,10 +46,12 @@ def prepare(
     """Load and check everything a run needs; InputError (exit 2) on any bad input.
     `import_custom`: whether this process runs the agent stage, and so the custom metrics
     (the score stage alone imports no project code)."""
+    from .selection import record_selection
     from .shard import shard_plan
     from .suite import load_suite
 
     suite = load_suite(eval_paths, options.config)
+    selection = record_selection(eval_paths, suite)  # before a shard takes its part
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
     the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
@@ -63,6 +66,7 @@ def prepare(
         shard=record,
         judge=judge_settings(the_plan, options),
         warnings=list(the_baseline.warnings),
+        selection=selection,
     )
 
 

@@ -19,14 +19,14 @@ and accepts only traces of case-runs the plan asked for.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
 from pydantic import ValidationError
 
-from ..core import RUNNER_KINDS
+from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
@@ -117,8 +117,30 @@ class TracesWriter:
         self._file.close()
 
 
-def read_traces(path: Path, plan: Plan) -> CaseRuns:
-    """The agent stage's traces file, checked line by line (InputError naming the line)."""
+def read_traces(paths: Sequence[Path], plan: Plan) -> CaseRuns:
+    """The agent stage's traces files (the suite's, then one per confirmation round), each
+    line checked (InputError naming the file and line). A case-run without a trace is
+    errored: cancelled, or its stage died, or it returned none."""
+    first: tuple[RunnerKind, str | None, datetime] | None = None
+    finished: dict[tuple[str, str, int], CaseRunTrace] = {}
+    ends: list[bool | None] = []
+    for index, path in enumerate(paths):
+        header, ended = _read_one(path, plan, finished, confirmations_only=index > 0)
+        first = first or header
+        ends.append(ended)
+    assert first is not None, "at least one traces file"
+    why = CANCELLED if ends[0] else DIED if ends[0] is None else NOT_RETURNED
+    traces = complete(plan, list(finished.values()), why)
+    return CaseRuns(*first, traces, cancelled=any(end is not False for end in ends))
+
+
+def _read_one(
+    path: Path,
+    plan: Plan,
+    finished: dict[tuple[str, str, int], CaseRunTrace],
+    *,
+    confirmations_only: bool,
+) -> tuple[tuple[RunnerKind, str | None, datetime], bool | None]:
     display = str(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -138,8 +160,9 @@ def read_traces(path: Path, plan: Plan) -> CaseRuns:
         started_at = datetime.fromisoformat(started)
     except ValueError:
         raise InputError(f"started_at {started!r} is not a date", display, 1) from None
-    wanted = {(r.eval_set_id, r.eval_id, r.run) for r in plan.requests}
-    finished: dict[tuple[str, str, int], CaseRunTrace] = {}
+    wanted = (
+        set() if confirmations_only else {(r.eval_set_id, r.eval_id, r.run) for r in plan.requests}
+    )
     ended: bool | None = None
     for number, text in enumerate(lines[1:], start=2):
         data = _json(text, display, number)
@@ -165,9 +188,7 @@ def read_traces(path: Path, plan: Plan) -> CaseRuns:
                 f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number
             )
         finished[key] = trace
-    why = CANCELLED if ended else DIED if ended is None else NOT_RETURNED
-    traces = complete(plan, list(finished.values()), why)
-    return CaseRuns(runner, target, started_at, traces, cancelled=ended is not False)
+    return (runner, target if isinstance(target, str) else None, started_at), ended
 
 
 def _json(text: str, display: str, line: int) -> object:

@@ -29,11 +29,13 @@ from ..results import (
     CaseResult,
     EvalSetEntry,
     Expected,
+    GatePolicy,
     InvocationRecord,
     MetricResult,
     Results,
     RunConfig,
     RunRecord,
+    Selection,
     Shard,
     Source,
     Status,
@@ -52,9 +54,11 @@ if TYPE_CHECKING:
 SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
 
-def case_sha256(case: EvalCase) -> str:
-    """Hash of what the case expects and how it starts, to spot changed expectations."""
-    data = case.model_dump(mode="json", exclude={"creation_timestamp"}, exclude_none=True)
+def case_sha256(case: EvalCase, *, with_id: bool = True) -> str:
+    """Hash of what the case expects and how it starts, to spot changed expectations; with
+    `with_id=False` without its eval_id too (`content_sha256`: the same case renamed)."""
+    volatile_fields = {"creation_timestamp"} if with_id else {"creation_timestamp", "eval_id"}
+    data = case.model_dump(mode="json", exclude=volatile_fields, exclude_none=True)
     for turn in data.get("conversation") or ():
         for volatile in (
             "invocation_id",
@@ -83,6 +87,7 @@ def score_case(
         file=eval_set.file,
         line=eval_set.case_lines.get(case.eval_id, 1),
         case_sha256=case_sha256(case),
+        content_sha256=case_sha256(case, with_id=False),
         status=Status.NOT_EVALUATED,
     )
     if case.conversation is None:
@@ -343,12 +348,15 @@ def score(
     shard: Shard | None = None,
     warnings: Sequence[str] = (),
     judged_before: JudgeResults | None = None,
+    selection: Selection | None = None,
+    gate: GatePolicy | None = None,
 ) -> Scored:
     """The score stage: judge the finished case-runs (when a judged metric is configured;
     the baseline lends its verdicts of unchanged answers), score every case, build Results.
     A cancelled agent stage, or a cancellation while judging, gives partial Results.
     `judged_before`: the verdicts of runs judged already (a confirmation round's re-score
-    judges only the runs they lack)."""
+    judges only the runs they lack). `selection` and `gate`: what the run was asked to
+    evaluate and the gate's policy it was given, recorded in `run_config`."""
     from .judge import judge_plan, judged_metrics
 
     judged, cancelled = judged_before, case_runs.cancelled
@@ -377,6 +385,8 @@ def score(
         timeout_s=options.timeout_s,
         trajectory_policy=options.trajectory_policy,
         judge_model=options.judge_model,
+        selection=selection,
+        gate=gate,
     )
     results = build_results(
         plan,

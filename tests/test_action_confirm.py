@@ -1,0 +1,76 @@
+"""Confirmation re-runs through the action (pipeline/confirm.py): the regressed cases run
+again as the agent stage, the score stage scores every traces file, and the verdict holds
+only if the re-runs show the regression again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from helpers.action_harness import Runner, clean_env, main_with_baseline, pr_payload
+from helpers.paths import ROOT, WORKERS, python_command
+
+pytestmark = pytest.mark.e2e
+
+TABLE_AGENT = WORKERS / "table_agent.py"
+RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
+
+
+def test_a_regression_is_confirmed_by_its_re_runs(runner: Runner, baseline_results: bytes):
+    main, head = main_with_baseline(runner.fake, baseline_results)
+    runner.fake.add_pull(7, head, main[3])
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3])))
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    gold = next(c for c in results["cases"] if c["eval_id"] == "gold_express_refund")
+    assert [r["run"] for r in gold["runs"]] == [1, 2, 3, 4]
+    assert [r["confirms"] is not None for r in gold["runs"]] == [False, True, True, True]
+    diff = json.loads((runner.out_dir / "diff.json").read_text())
+    case = next(c for c in diff["cases"] if c["eval_id"] == "gold_express_refund")
+    assert case["confirmation"] == {"runs": 3, "reproduced": 3}
+    body = runner.fake.comments_on(7)[0]["body"]
+    assert "confirmed" in body, body  # the report names the class (the reason is in diff.json)
+    metric = next(m for m in case["metrics"] if m["metric"] == "tool_trajectory_avg_score")
+    assert metric["reason"].endswith("confirmed in 3/3 re-runs")
+
+
+def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
+    case = {
+        "eval_id": "b",
+        "conversation": [
+            {
+                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
+                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
+                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
+            }
+        ],
+    }
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    (evals / "shop.evalset.json").write_text(
+        json.dumps({"eval_set_id": "shop", "eval_cases": [case]})
+    )
+    steady, flaky = tmp_path / "steady.json", tmp_path / "flaky.json"
+    steady.write_text(json.dumps({"b": RIGHT}))
+    # run 1 skips the tool, its re-run does not
+    flaky.write_text(json.dumps({"b": RIGHT, "b/0/1": {"text": RIGHT["text"], "tools": []}}))
+    base = tmp_path / "base.json"
+    argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(base)]
+    argv += ["--command", python_command(TABLE_AGENT, str(steady))]
+    assert subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True).returncode == 0
+    main, head = main_with_baseline(runner.fake, base.read_bytes())
+    runner.fake.add_pull(7, head, main[3])
+    env = runner.env(
+        "pull_request",
+        pr_payload(7, head, main[3]),
+        evals=str(evals),
+        command=python_command(TABLE_AGENT, str(flaky)),
+    )
+    done = runner.run(env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    diff = json.loads((runner.out_dir / "diff.json").read_text())
+    assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0}
+    metric = diff["cases"][0]["metrics"][0]
+    assert metric["reason"].startswith("not reproduced: 0/1") and diff["cases"][0]["flaky"]
