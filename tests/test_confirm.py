@@ -104,3 +104,13 @@ def test_no_confirmation_with_confirm_runs_0_and_the_limit_is_said(write):
     confirmed = [c for c in results.cases if any(run.confirms for run in c.runs)]
     assert len(confirmed) == 1  # one re-run in all: the other case kept its regression
     assert any("limit of 1 extra case-runs" in w for w in results.warnings)
+
+
+def test_single_runs_of_a_noisy_agent_get_one_line_of_advice(write, capsys):
+    _baseline(write)
+    table = {"a": RIGHT, "b": RIGHT, "b/0/1": SKIPS_THE_TOOL}
+    _run(write, table, "--baseline", "base.json")
+    err = capsys.readouterr().err
+    assert err.count("note: 1 case(s) answered differently") == 1
+    _run(write, {"a": RIGHT, "b": RIGHT}, "--baseline", "base.json")
+    assert "answered differently" not in capsys.readouterr().err

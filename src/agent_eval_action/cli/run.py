@@ -151,6 +151,8 @@ def finish(
 
             print(report(diff, results, args))
         code = gating.verdict_code(diff)
+        if advice := gating.noise_advice(diff, job.options):
+            print(f"note: {advice}", file=sys.stderr)
     elif args.format in ("markdown", "summary"):
         from ..compare import compare
         from .output import report

@@ -16,7 +16,7 @@ from ..compare.policy import parse_fail_on
 from ..core import Axis
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..results import GatePolicy, Results, Status
-from .options import GateOptions
+from .options import GateOptions, RunOptions
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
@@ -122,3 +122,20 @@ def judged_code(results: Results, judged: JudgeResults | None, code: int) -> int
         )
         return EXIT_INFRASTRUCTURE
     return code
+
+
+def noise_advice(diff: Diff, options: RunOptions) -> str | None:
+    """One line for a user of single runs whose agent answers differently run to run."""
+    flaky = sum(case.flaky for case in diff.cases)
+    if options.num_runs > 1 or not flaky:
+        return None
+    confirm = (
+        f"regressions are confirmed by up to {options.confirm_runs} re-runs before they count"
+        if options.confirm_runs
+        else "with --confirm-runs 0, a regression seen in one run counts at once"
+    )
+    return (
+        f"{flaky} case(s) answered differently across runs or against main; with one run per "
+        f"case, {confirm}. Older baselines (--history) tell noise from change; "
+        "docs/statistics.md says more"
+    )
