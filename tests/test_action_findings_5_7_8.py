@@ -167,6 +167,20 @@ def test_a_nul_in_a_file_name_in_the_artifact_is_exit_2_before_posting(
     assert not runner.outputs()  # a step that stops on bad input sets no outputs
 
 
+def test_a_lone_surrogate_in_the_artifact_is_exit_2_before_posting(
+    runner: Runner, baseline_results: bytes
+):
+    """Python reads "\\udc00" in JSON, but nothing can write it out again: the report, the
+    comment or results.json would end in a traceback after a partial publish."""
+    text = baseline_results.decode("utf-8")
+    eval_id = json.loads(text)["cases"][0]["eval_id"]
+    text = text.replace(f'"eval_id": "{eval_id}"', '"eval_id": "\\udc00"', 1)
+    _, _, payload = pr_artifact(runner, baseline_results, text.encode())
+    done = comment_mode(runner, payload)
+    refused_in_one_line(done, "refused Results", "half of a UTF-16 pair")
+    nothing_posted(runner)
+
+
 def test_a_baseline_that_overflows_is_no_baseline_said_loudly(
     runner: Runner, baseline_results: bytes
 ):
@@ -182,6 +196,22 @@ def test_a_baseline_that_overflows_is_no_baseline_said_loudly(
     (comment,) = runner.fake.comments_on(7)
     assert "No baseline" in comment["body"]
     assert runner.outputs()["baseline-sha"] == ""
+
+
+def test_a_baseline_whose_built_in_score_is_outside_0_1_is_no_baseline(
+    runner: Runner, baseline_results: bytes
+):
+    def five(data: dict) -> None:
+        metric = data["cases"][0]["metrics"]["tool_trajectory_avg_score"]
+        metric["score"], metric["runs"] = 5.0, [5.0]
+
+    _, _, payload = pr_artifact(runner, forged(baseline_results, five), baseline_results)
+    done = comment_mode(runner, payload)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "NO BASELINE: the baseline is refused" in done.stdout and "outside [0, 1]" in done.stdout
+    assert "No baseline" in runner.fake.comments_on(7)[0]["body"]
+    assert not (runner.out_dir / "baseline" / "results.json").exists()  # not kept as if used
 
 
 def test_an_unsafe_shard_artifact_in_merge_mode_is_exit_2(runner: Runner, baseline_results):

@@ -909,6 +909,20 @@ ROWS: list[Row] = [
         },
     ),
     Row(
+        "current-lone-surrogate",
+        "`compare --current` of Results with half of a UTF-16 pair in a string",
+        '`"tool_version": "\\udc00"`',
+        "is half of a UTF-16 pair",
+        "cur.json",
+        compare("base.json", "cur.json"),
+        {
+            "base.json": results_json(),
+            "cur.json": results_json().replace(
+                '"tool_version": "0.1.0"', '"tool_version": "\\udc00"'
+            ),
+        },
+    ),
+    Row(
         "compare-baseline-refused",
         "`compare --baseline` of Results with a score too large (not bad input)",
         '`"score": 1e308`',

@@ -149,3 +149,38 @@ def test_check_results_on_a_model_built_in_memory() -> None:
     bad.cases[0].metrics["tool_trajectory_avg_score"].runs = [float("nan")]
     with pytest.raises(ResultsRefused, match=r"^built: refused Results: .*nan"):
         check_results(bad, "built")
+
+
+LONE = [
+    ("high-alone", '"\\ud800"'),
+    ("low-alone", '"\\udc00 x"'),
+    ("high-then-high", '"\\ud83d\\ud83d"'),
+    ("high-then-text", '"\\ud83dx\\ude00"'),
+    ("after-escaped-backslashes", '"\\\\\\udfff"'),  # an escaped backslash, then \udfff
+]
+FINE = [
+    ("pair", '"\\ud83d\\ude00"'),  # json.dumps(ensure_ascii=True) writes an emoji so
+    ("escaped-backslash", '"\\\\udc00"'),  # the text \udc00, not an escape
+    ("two-pairs", '"\\uD83D\\uDE00\\ud83d\\ude01"'),
+]
+
+
+@pytest.mark.parametrize("literal", [x[1] for x in LONE], ids=[x[0] for x in LONE])
+def test_a_lone_surrogate_anywhere_is_refused(tmp_path: Path, literal: str) -> None:
+    """Python reads "\\udc00", but nothing can write it again: the report, the comment and
+    results.json would fail with a traceback. No Results this tool writes holds one."""
+    path = Path(written(tmp_path))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"answer same"', literal, 1), encoding="utf-8")
+    with pytest.raises(ResultsRefused, match=r"refused Results: line \d+: \\u[dD]\w{3} is half"):
+        load_results(str(path))
+    assert load_baseline(str(path))[0] is None
+
+
+@pytest.mark.parametrize("literal", [x[1] for x in FINE], ids=[x[0] for x in FINE])
+def test_surrogate_pairs_and_escaped_backslashes_are_fine(tmp_path: Path, literal: str) -> None:
+    path = Path(written(tmp_path))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"answer same"', literal, 1), encoding="utf-8")
+    loaded = load_results(str(path))
+    loaded.dump_json()  # and it can be written again

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..files import decode, jsonpos, read_bytes
 from ..files.jsonpos import one_line
 from ..results import SCHEMA, CaseResult, Results
-from .sanity import ResultsRefused, check_results
+from .sanity import ResultsRefused, check_results, check_text
 
 # Results grow with cases x runs x turns: 10,000 cases of 3 runs of 1-3 turns are ~70 MiB,
 # over the 64 MiB cap on eval files, so Results have their own, larger one.
@@ -37,6 +37,7 @@ class BaselineUnusable(Exception):
 
 def _parse(path: Path, display: str) -> Results:
     text = decode(read_bytes(path, display, MAX_RESULTS_BYTES), display)
+    check_text(text, display)
     results = _parse_lean(text, display)
     if results is None:
         results = _parse_whole(text, display)

@@ -15,7 +15,9 @@ the check run, a control character in an eval id breaks the lines it is shown on
   caller says which metrics are (pipeline/bounds.py asks the metric registry).
 
 Free text (answers, tool arguments, errors, notes, warnings) is left as it is: the report
-escapes it wherever it is shown.
+escapes it wherever it is shown. But no string anywhere may hold half of a UTF-16 pair
+(`"\\udc00"` alone): Python reads it, nothing can write it out again (the report, the
+comment, results.json), and no Results this tool writes has one (`check_text`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ MAX_TARGET_CHARS = 65_536  # run_config.target: a command, or a list of files
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 Bounded = Callable[[str], bool]
+
+# A \uD800-\uDFFF escape, with the backslashes before it (an even run escapes itself)
+_SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
 
 
 class ResultsRefused(InputError):
@@ -117,6 +122,7 @@ class _Checker:
         self.count(config.concurrency, "run_config.concurrency")
         self.number(config.timeout_s, "run_config.timeout_s")
         self.text(config.judge_model, "run_config.judge_model")
+        self.run_inputs(results)
         if results.shard is not None:
             shard = results.shard
             self.count(shard.count, "shard.count", most=MAX_SHARDS)
@@ -136,6 +142,25 @@ class _Checker:
         self.number(results.timing.duration_s, "timing.duration_s")
         for i, case in enumerate(results.cases):
             self.case(case, f"cases[{i}]")
+
+    def run_inputs(self, results: Results) -> None:
+        """The selection and the gate's policy a run records (shown in the report's notes)."""
+        config = results.run_config
+        if config.selection is not None:
+            where = "run_config.selection"
+            for i, selected in enumerate(config.selection.paths):
+                self.text(selected.path, f"{where}.paths[{i}].path", most=MAX_PATH_CHARS)
+                for eval_id in selected.ids or ():
+                    self.text(eval_id, f"{where}.paths[{i}].ids")
+            for eval_set_id, ids in config.selection.unselected.items():
+                self.text(eval_set_id, f"{where}.unselected")
+                for eval_id in ids:
+                    self.text(eval_id, f"{where}.unselected[{eval_set_id!r}]")
+        if config.gate is not None:
+            for token in config.gate.fail_on:
+                self.text(token, "run_config.gate.fail_on")
+            for value in config.gate.min_delta.values():
+                self.number(value, "run_config.gate.min_delta")
 
     def usage(self, usage: Any, where: str) -> None:
         for name in (
@@ -159,6 +184,7 @@ class _Checker:
         self.text(case.file, f"{where}: file", most=MAX_PATH_CHARS)
         self.count(case.line, f"{where}: line")
         self.text(case.case_sha256, f"{where}: case_sha256")
+        self.text(case.content_sha256, f"{where}: content_sha256")
         self.number(case.duration_s, f"{where}: duration_s")
         self.usage(case.usage, f"{where}: usage")
         self.names(case.metrics, f"{where}: metric")
@@ -198,6 +224,30 @@ class _Checker:
             self.count(verdict.turn, f"{where}.judge.verdicts.turn")
             self.count(verdict.step, f"{where}.judge.verdicts.step")
             self.number(verdict.score, f"{where}.judge.verdicts.score")
+
+
+def check_text(text: str, display: str) -> None:
+    """Raise ResultsRefused when the JSON text escapes a lone surrogate: a high half not
+    followed by a low one, or a low half on its own. (Raw surrogates cannot get this far:
+    the file is read as strict UTF-8.)"""
+    if "\\u" not in text:
+        return
+    paired_up_to = -1
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        if len(match.group(1)) % 2 == 0 or match.start(2) - 2 < paired_up_to:
+            continue  # an escaped backslash and then "u...", or the low half of a pair
+        half = int(match.group(2), 16)
+        after = _SURROGATE_ESCAPE.match(text, match.end())
+        low = after is not None and len(after.group(1)) == 1 and int(after.group(2), 16) >= 0xDC00
+        if half < 0xDC00 and after is not None and low:
+            paired_up_to = after.end()
+            continue
+        line = text.count("\n", 0, match.start()) + 1
+        raise ResultsRefused(
+            f"refused Results: line {line}: \\u{match.group(2)} is half of a UTF-16 pair, "
+            "not a character",
+            display,
+        )
 
 
 def check_results(results: Results, display: str) -> None:
