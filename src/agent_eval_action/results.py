@@ -35,6 +35,31 @@ class Source(LeanModel):
     event: str | None = None
 
 
+class SelectedPath(LeanModel):
+    """One eval path of the run (an EVAL_PATH argument, an item of the `evals` input)."""
+
+    path: str  # the file or directory, written as the eval sets' files are (display form)
+    directory: bool = False
+    ids: list[str] | None = None  # FILE:id1,id2: only these cases of the file
+
+
+class Selection(LeanModel):
+    """What the run was asked to evaluate, so that a comparison can tell a case the selection
+    left out ("not run (selection)") from one deleted from its file (docs/statistics.md)."""
+
+    paths: list[SelectedPath]
+    # per eval set: the ids its file holds that a FILE:id filter left out
+    unselected: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class GatePolicy(LeanModel):
+    """The gate's policy the run was given (`--fail-on`, `--min-delta` resolved per axis);
+    recorded so that a comparison can say when the two sides were gated differently."""
+
+    fail_on: list[str]
+    min_delta: dict[Axis, float] = Field(default_factory=dict)
+
+
 class RunConfig(LeanModel):
     runner: RunnerKind
     target: str | None = None  # the command, agent directory, server URL or history files
@@ -43,6 +68,9 @@ class RunConfig(LeanModel):
     timeout_s: float = 600.0
     trajectory_policy: Literal["business", "strict"] | None = None
     judge_model: str | None = None
+    # None in Results written before these were recorded
+    selection: Selection | None = None
+    gate: GatePolicy | None = None
 
 
 class Shard(LeanModel):
@@ -175,7 +203,9 @@ class CaseResult(LeanModel):
     eval_id: str
     file: str
     line: int  # where the case starts in its file
-    case_sha256: str  # of the case's expected data: tells "expectation changed"
+    case_sha256: str  # of the case's expected data and its eval_id: tells "expectation changed"
+    # of the same without the eval_id (None before it was recorded): finds a renamed case
+    content_sha256: str | None = None
     status: Status
     note: str | None = None  # why a case was not run or not evaluated
     metrics: dict[str, MetricResult] = Field(default_factory=dict)

@@ -54,7 +54,7 @@ def case(
     eval_set_id: str = "s",
     errored_runs: tuple[int, ...] = (),
     line: int = 1,
-    case_sha256: str = "x",
+    case_sha256: str | None = None,  # default: one of its own (a copy's is the same)
 ) -> CaseResult:
     runs = max(len(v) for v in scores.values())
     behaviour = behaviour or ["same"] * runs
@@ -94,7 +94,7 @@ def case(
         eval_id=eval_id,
         file=f"evals/{eval_set_id}.evalset.json",
         line=line,
-        case_sha256=case_sha256,
+        case_sha256=case_sha256 or f"sha-{eval_set_id}-{eval_id}",
         status=status,
         metrics=metrics,
         runs=records,

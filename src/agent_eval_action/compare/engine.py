@@ -29,11 +29,13 @@ from ..evalset.models import share_fields_set
 from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
+from .matching import Matching, match_cases
 from .model import (
     REGRESSIONS,
     Axis,
     BaselineInfo,
     CaseDiff,
+    CaseRef,
     Change,
     Diff,
     MetricDiff,
@@ -41,7 +43,7 @@ from .model import (
     Policy,
     SuiteTest,
 )
-from .notes import comparability_notes
+from .notes import comparability_notes, verdict_notes
 from .policy import decide
 
 DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
@@ -125,13 +127,24 @@ def _compare(
         notes = [f"No baseline: {reason}. Cases are judged by their thresholds alone."]
         cases = [_without_baseline(case) for case in current.cases]
         suite_tests: list[SuiteTest] = []
+        matching = Matching(common=len(current.cases))
     else:
-        notes = comparability_notes(baseline, current)
-        cases = _compare_cases(baseline, current, policy, set(known_flaky))
+        matching = match_cases(baseline, current)
+        notes = comparability_notes(baseline, current, matching)
+        cases = _compare_cases(baseline, current, policy, set(known_flaky), matching)
         suite_tests = _suite_tests(cases, policy)
+    comparable = baseline is None or not baseline.cases or not current.cases or matching.comparable
     verdict = decide(
-        current, cases, suite_tests, policy, has_baseline=baseline is not None, accepted=accepted
+        current,
+        cases,
+        suite_tests,
+        policy,
+        has_baseline=baseline is not None,
+        accepted=accepted,
+        comparable=comparable,
     )
+    if baseline is not None:
+        verdict.notes = verdict_notes(baseline, current, matching, policy, comparable=comparable)
     return Diff(
         baseline=None if baseline is None else _baseline_info(baseline),
         current=current.source,
@@ -140,6 +153,18 @@ def _compare(
         notes=notes,
         suite_tests=suite_tests,
         cases=cases,
+        not_run=[_case_ref(case) for case in matching.not_run],
+        comparable=comparable,
+    )
+
+
+def _case_ref(case: CaseResult) -> CaseRef:
+    return CaseRef(
+        eval_set_id=case.eval_set_id,
+        eval_id=case.eval_id,
+        file=case.file,
+        line=case.line,
+        status=case.status,
     )
 
 
@@ -216,30 +241,41 @@ def _one_sided(
 
 
 def _compare_cases(
-    baseline: Results, current: Results, policy: Policy, known_flaky: set[CaseKey]
+    baseline: Results,
+    current: Results,
+    policy: Policy,
+    known_flaky: set[CaseKey],
+    matching: Matching,
 ) -> list[CaseDiff]:
+    """Every current case against its baseline self (same key, or renamed: matching.py),
+    then the removed ones; cases the selection left out are not among them (Diff.not_run)."""
     before = {c.key: c for c in baseline.cases}
-    now = {c.key for c in current.cases}
     diffs, pairs = [], []
     for case in current.cases:
         key = case.key
-        if key in before:
+        base = before.get(key) or matching.renamed.get(key)
+        if base is not None:
             own = confirm.original(case)  # re-runs never change the scores compared
-            diffs.append(_compare_case(before[key], own, policy, key in known_flaky))
-            pairs.append((diffs[-1], before[key], case))
+            diffs.append(_compare_case(base, own, policy, base.key in known_flaky))
+            if base.key != key:
+                diffs[-1].renamed_from = _case_ref(base)
+                diffs[-1].notes.append(
+                    f"renamed: {base.eval_set_id} / {base.eval_id} on the baseline "
+                    "(the same content), compared with that"
+                )
+            pairs.append((diffs[-1], base, case))
         else:
             diff = _case_shell(case, Change.ADDED)
             diff.metrics = [_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items()]
             diff.divergence = first_failure(case, diff.metrics)
             diffs.append(diff)
-    for key, case in before.items():
-        if key not in now:
-            diff = _case_shell(case, Change.REMOVED, baseline=case)
-            diff.current_status = None
-            diff.metrics = [
-                _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
-            ]
-            diffs.append(diff)
+    for case in matching.removed:
+        diff = _case_shell(case, Change.REMOVED, baseline=case)
+        diff.current_status = None
+        diff.metrics = [
+            _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
+        ]
+        diffs.append(diff)
     _decide_tested_cases(diffs, policy)
     for diff, _, cur in pairs:
         confirm.settle(diff, cur, policy)
@@ -275,7 +311,7 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
         diff.notes.append(
             f"errored on the {side} side: {(cur if side == 'current' else base).note or 'a run failed'}"
         )
-    if base.case_sha256 != cur.case_sha256:
+    if not _same_content(base, cur):
         diff.notes.append(
             "expectation changed: the eval file's expected turns for this case differ from the baseline's"
         )
@@ -284,6 +320,14 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
         diff.notes.append(f"no longer scored: {', '.join(removed)}")
     diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
     return diff
+
+
+def _same_content(base: CaseResult, cur: CaseResult) -> bool:
+    """The same expected turns: by content_sha256 when both sides record it (a renamed case
+    keeps it), else by case_sha256 (which hashes the eval_id too)."""
+    if base.content_sha256 and cur.content_sha256:
+        return base.content_sha256 == cur.content_sha256
+    return base.case_sha256 == cur.case_sha256
 
 
 def _scores_vary(metric: MetricResult) -> bool:

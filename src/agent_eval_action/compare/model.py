@@ -85,6 +85,17 @@ class Confirmation(BaseModel):
     reproduced: int
 
 
+class CaseRef(BaseModel):
+    """A case as the baseline knew it: a renamed case's old identity, or a baseline case the
+    current selection left out."""
+
+    eval_set_id: str
+    eval_id: str
+    file: str
+    line: int = 1
+    status: Status | None = None  # on the baseline
+
+
 class CaseDiff(BaseModel):
     eval_set_id: str
     eval_id: str
@@ -101,6 +112,9 @@ class CaseDiff(BaseModel):
     divergence: TurnDiff | None = None
     notes: list[str] = Field(default_factory=list)
     confirmation: Confirmation | None = None
+    # the same case (the same content, case_sha256) under another id on the baseline:
+    # compared with that, never counted as removed and added
+    renamed_from: CaseRef | None = None
 
 
 class SuiteTest(BaseModel):
@@ -131,6 +145,11 @@ class Verdict(BaseModel):
     trajectory_regressions: int
     response_regressions: int
     accepted: bool = False
+    # said at the top, with the verdict: what the verdict alone does not show (removed
+    # cases, cases the selection left out, a baseline of another agent or another policy)
+    notes: list[str] = Field(default_factory=list)
+    # the policies that decided: fail_on as given, or `threshold` without a baseline
+    decided_by: list[str] = Field(default_factory=list)
 
 
 class BaselineInfo(BaseModel):
@@ -151,6 +170,11 @@ class Diff(BaseModel):
     notes: list[str] = Field(default_factory=list)  # comparability, said once for the suite
     suite_tests: list[SuiteTest] = Field(default_factory=list)
     cases: list[CaseDiff]
+    # baseline cases the current selection left out (`FILE:id`, narrower eval paths): not
+    # run, never counted as removed (docs/statistics.md, "Removed, renamed and not run")
+    not_run: list[CaseRef] = Field(default_factory=list)
+    # False: the baseline and this run have no case in common; nothing was compared
+    comparable: bool = True
 
     model_config = {"populate_by_name": True}
 

@@ -8,6 +8,13 @@
 - `threshold`: any case that does not pass, as ADK judges it;
 - `never`: report only.
 Without a baseline every policy but `never` falls back to `threshold`.
+
+Removed cases (compare/matching.py: not renamed, not left out by the selection) that passed
+on the baseline fail `regression`, and `trajectory` / `response` when the case was scored
+on that axis; `-removed` in the list (`regression,-removed`) opts out. A baseline with no
+case in common with the current run is "not comparable": it fails `regression`,
+`trajectory` and `response`. `threshold` judges only the current cases, so neither
+applies to it. The verdict's notes say both at the top whatever the policy.
 """
 
 from __future__ import annotations
@@ -21,18 +28,26 @@ from ..results import Results, Status
 from .model import REGRESSIONS, Axis, CaseDiff, Change, Policy, SuiteTest, Verdict
 
 POLICIES = ("regression", "trajectory", "response", "threshold", "never")
+NOT_REMOVED = "-removed"  # a modifier: removed cases do not fail the policies it joins
+COMPARING = ("regression", "trajectory", "response")
 
 
 def parse_fail_on(text: str) -> list[str]:
     tokens = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in tokens if t not in POLICIES]
+    unknown = [t for t in tokens if t not in (*POLICIES, NOT_REMOVED)]
     if not tokens or unknown:
         raise InputError(
-            f"--fail-on: unknown policy {', '.join(unknown) or repr(text)}; use {', '.join(POLICIES)}"
+            f"--fail-on: unknown policy {', '.join(unknown) or repr(text)}; use "
+            f"{', '.join(POLICIES)} (and {NOT_REMOVED} after a policy)"
         )
     if "never" in tokens and len(tokens) > 1:
         raise InputError("--fail-on: `never` cannot be combined with other policies")
-    return tokens
+    if all(t == NOT_REMOVED for t in tokens):
+        raise InputError(
+            f"--fail-on: `{NOT_REMOVED}` only opts a policy out of failing on removed cases; "
+            f"name the policy too, e.g. regression,{NOT_REMOVED}"
+        )
+    return list(dict.fromkeys(tokens))
 
 
 def parse_min_delta(text: str) -> tuple[Axis | None, float]:
@@ -76,6 +91,29 @@ def _axis_reasons(axis: Axis, cases: Sequence[CaseDiff], tests: Sequence[SuiteTe
     return reasons
 
 
+def _removed_reason(cases: Sequence[CaseDiff], tokens: set[str]) -> str | None:
+    """Removed cases that passed on the baseline, as the comparing policies count them."""
+    axes = {"trajectory", "response"} if "regression" in tokens else tokens & set(AXES)
+    lost = [
+        c
+        for c in cases
+        if c.change == Change.REMOVED
+        and c.baseline_status == Status.PASSED
+        and any(m.axis in axes for m in c.metrics)
+    ]
+    if not lost:
+        return None
+    names = [t for t in COMPARING if t in tokens]
+    return (
+        _plural(
+            len(lost),
+            "case that passed on the baseline was",
+            "cases that passed on the baseline were",
+        )
+        + f" removed (fail-on {','.join(names)}; {NOT_REMOVED} opts out)"
+    )
+
+
 def decide(
     current: Results,
     cases: Sequence[CaseDiff],
@@ -84,9 +122,11 @@ def decide(
     *,
     has_baseline: bool,
     accepted: bool = False,
+    comparable: bool = True,
 ) -> Verdict:
     counts = Counter(c.change.value for c in cases)
     counts["flaky"] = sum(c.flaky for c in cases)
+    counts["renamed"] = sum(c.renamed_from is not None for c in cases)
     reasons: list[str] = []
     evaluated = [c for c in current.cases if c.status != Status.ERRORED]
     if not evaluated:
@@ -94,6 +134,13 @@ def decide(
     tokens = set(policy.fail_on)
     if not has_baseline and "never" not in tokens:
         tokens = {"threshold"}
+    count_removed = NOT_REMOVED not in tokens
+    tokens.discard(NOT_REMOVED)
+    if not comparable and tokens & set(COMPARING):
+        reasons.append(
+            "not comparable: the baseline and this run have no case in common "
+            f"(fail-on {','.join(t for t in COMPARING if t in tokens)})"
+        )
     if "threshold" in tokens:
         failing = [c for c in current.cases if c.status != Status.PASSED]
         if failing:
@@ -122,7 +169,15 @@ def decide(
             reasons.append(
                 _plural(len(new_red), "added case does not pass", "added cases do not pass")
             )
+        removed = _removed_reason(cases, tokens) if count_removed and comparable else None
+        if removed:
+            reasons.append(removed)
     passed = not reasons or "never" in tokens or accepted
+    decided_by = [
+        t
+        for t in (*POLICIES, NOT_REMOVED)
+        if t in tokens or (t == NOT_REMOVED and not count_removed)
+    ]
     return Verdict(
         passed=passed,
         reasons=reasons,
@@ -130,4 +185,5 @@ def decide(
         trajectory_regressions=sum(c.axes.get("trajectory") in REGRESSIONS for c in cases),
         response_regressions=sum(c.axes.get("response") in REGRESSIONS for c in cases),
         accepted=accepted and bool(reasons),
+        decided_by=decided_by,
     )
