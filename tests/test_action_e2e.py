@@ -81,7 +81,7 @@ def test_the_same_pr_rerun_updates_its_comment(runner: Runner, baseline_results:
     assert runner.run(env).returncode == 1
     comments = fake.comments_on(7)
     assert [c["id"] for c in comments] == [first]
-    assert len(fake.calls("update_comment")) == 1
+    assert len(fake.calls("create_comment")) == 1  # updated, never posted again
 
 
 def test_the_accept_label_passes_and_lists_what_it_accepts(runner: Runner, baseline_results):

@@ -28,7 +28,11 @@ def push_env(runner: Runner, sha: str, **inputs: str) -> dict[str, str]:
 def test_branch_mode_stores_on_push_and_a_pr_compares_with_it(runner: Runner):
     fake = runner.fake
     main = fake.linear_history(3)
-    done = runner.run(push_env(runner, main[1], baseline="branch"))
+    env = push_env(runner, main[1], baseline="branch")
+    # the push run that stores them: a PR's run checks that it is a successful push run
+    push_run = fake.add_workflow_run(head_sha=main[1], path=".github/workflows/agent-eval.yml")
+    env["GITHUB_RUN_ID"] = str(push_run["id"])
+    done = runner.run(env)
     assert done.returncode == 0, done.stderr
     stored = fake.branch_files(DATA_BRANCH)
     assert f"results/{main[1]}.json" in stored
@@ -194,7 +198,10 @@ def test_the_adk_example_through_the_action(runner: Runner):
     main = fake.linear_history(2)
     inputs = {"agent": "examples/customer_support", "evals": "examples/customer_support/evals"}
     inputs["command"] = ""
-    done = runner.run(push_env(runner, main[0], baseline="branch", **inputs))
+    env = push_env(runner, main[0], baseline="branch", **inputs)
+    push_run = fake.add_workflow_run(head_sha=main[0], path=".github/workflows/agent-eval.yml")
+    env["GITHUB_RUN_ID"] = str(push_run["id"])  # the push run a PR's run checks
+    done = runner.run(env)
     assert done.returncode == 0, done.stderr
     results = json.loads((runner.out_dir / "results.json").read_text())
     assert results["run_config"]["runner"] == "adk" and len(results["cases"]) == 6

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.github import REPO
+from fakes.github import REPO, REPO_ID
 from helpers.factory import case, results
 
 from agent_eval_action.compare.loading import load_baseline
@@ -19,9 +19,24 @@ from agent_eval_action.github.databranch import (
     store_results,
 )
 
+WORKFLOW = "agent-eval.yml"
 
-def results_json(sha: str) -> bytes:
-    return results(case("c1", {"tool_trajectory_avg_score": [1.0]}), sha=sha).dump_json().encode()
+
+def results_json(sha: str, run_id: int | str | None = None) -> bytes:
+    made = results(case("c1", {"tool_trajectory_avg_score": [1.0]}), sha=sha)
+    made.source.run_id = None if run_id is None else str(run_id)
+    return made.dump_json().encode()
+
+
+def push_run(fake, sha: str, **fields) -> dict:
+    """A run of the baseline workflow: by default a successful push run on main for `sha`."""
+    fields = {"head_sha": sha, "path": f".github/workflows/{WORKFLOW}", **fields}
+    return fake.add_workflow_run(**fields)
+
+
+def genuine(fake, sha: str) -> bytes:
+    """Results for `sha` as its successful push run on main wrote them."""
+    return results_json(sha, push_run(fake, sha)["id"])
 
 
 @pytest.fixture
@@ -43,7 +58,12 @@ def index(fake) -> list[str]:
 
 def find(gh: GitHub, graph, tmp_path: Path, **kwargs) -> BaselineFound | NoBaseline:
     options = dict(
-        start_sha=graph["main"][-1], head_sha=graph["pr"][-1], dest=tmp_path / "baseline"
+        start_sha=graph["main"][-1],
+        head_sha=graph["pr"][-1],
+        branch="main",
+        workflow=WORKFLOW,
+        repository_id=REPO_ID,
+        dest=tmp_path / "baseline",
     )
     options.update(kwargs)
     return find_branch_baseline(gh, REPO, **options)
@@ -149,7 +169,7 @@ def test_find_walks_to_the_nearest_ancestor_with_results(
 ) -> None:
     main = graph["main"]
     for sha in (main[9], main[3], main[2], main[0]):  # main[9] is newer than the merge-base
-        store_results(gh, REPO, sha=sha, data=results_json(sha))
+        store_results(gh, REPO, sha=sha, data=genuine(github_fake, sha))
     found = find(gh, graph, tmp_path)
     assert isinstance(found, BaselineFound), found
     assert found.sha == main[3] and found.distance == 2
@@ -165,9 +185,9 @@ def test_find_walks_to_the_nearest_ancestor_with_results(
 
 def test_find_at_the_merge_base(gh: GitHub, github_fake, graph, tmp_path: Path) -> None:
     main = graph["main"]
-    store_results(gh, REPO, sha=main[5], data=results_json(main[5]))
+    store_results(gh, REPO, sha=main[5], data=genuine(github_fake, main[5]))
     found = find(gh, graph, tmp_path)
-    assert isinstance(found, BaselineFound)
+    assert isinstance(found, BaselineFound) and found.refused == []
     assert found.relation == f"the merge-base {main[5][:7]}" and found.history == []
 
 
@@ -197,7 +217,7 @@ def test_unusable_stored_results_are_skipped(
     store_results(gh, REPO, sha=main[5], data=b"{broken")
     found = find(gh, graph, tmp_path)
     assert isinstance(found, NoBaseline) and "unreadable" in found.reason
-    store_results(gh, REPO, sha=main[4], data=results_json(main[4]))
+    store_results(gh, REPO, sha=main[4], data=genuine(github_fake, main[4]))
     found = find(gh, graph, tmp_path, history=0)
     assert isinstance(found, BaselineFound) and found.sha == main[4]
 
@@ -212,3 +232,108 @@ def test_find_outage_raises(gh: GitHub, github_fake, graph, tmp_path: Path) -> N
     github_fake.inject("get_ref", 503, 503)
     with pytest.raises(GitHubError):
         find(gh, graph, tmp_path)
+
+
+# ---- who wrote it (security issue, finding 3) -------------------------------------------------
+# Anyone whose workflow run may write contents can commit to the data branch. A file counts
+# only when the run it records is a successful push run of the baseline workflow on main, of
+# this repository, for the commit it is stored under.
+FORGERIES = {
+    "no run recorded": lambda fake, sha: results_json(sha),
+    "a run id that is a path": lambda fake, sha: results_json(sha, "1/../../../pulls/1"),
+    "a run that does not exist": lambda fake, sha: results_json(sha, 987654),
+    "a pull_request run": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, event="pull_request", head_branch="feature")["id"]
+    ),
+    "a push run of another branch": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, head_branch="feature")["id"]
+    ),
+    "a push run for another commit": lambda fake, sha: results_json(
+        sha, push_run(fake, "0" * 40)["id"]
+    ),
+    "a failed push run": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, conclusion="failure")["id"]
+    ),
+    "a push run still in progress": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, status="in_progress", conclusion=None)["id"]
+    ),
+    "a push run of another workflow": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, path=".github/workflows/other.yml")["id"]
+    ),
+    "a fork's push run to its main": lambda fake, sha: results_json(
+        sha, push_run(fake, sha, head_repository=fake.fork_repo())["id"]
+    ),
+    "another commit's genuine results": lambda fake, sha: genuine(fake, "1" * 40),
+}
+REFUSALS = {
+    "no run recorded": "names no run",
+    "a run id that is a path": "names no run",
+    "a run that does not exist": "run 987654, which octo/demo does not have",
+    "a pull_request run": "was a pull_request run, not a push",
+    "a push run of another branch": "ran on the branch 'feature', not 'main'",
+    "a push run for another commit": "was for the commit 0000000",
+    "a failed push run": "did not succeed (failure)",
+    "a push run still in progress": "did not succeed (in_progress)",
+    "a push run of another workflow": "is of the workflow .github/workflows/other.yml",
+    "a fork's push run to its main": "another repository (forker/demo)",
+    "another commit's genuine results": "holds the results of 1111111",
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_stored_results_no_push_run_vouches_for_are_refused(
+    gh: GitHub, github_fake, graph, tmp_path: Path, forgery: str
+) -> None:
+    main = graph["main"]
+    store_results(gh, REPO, sha=main[5], data=FORGERIES[forgery](github_fake, main[5]))
+    found = find(gh, graph, tmp_path)
+    assert isinstance(found, NoBaseline), found
+    assert "was refused" in found.reason and REFUSALS[forgery] in found.reason
+    (refused,) = found.refused
+    assert REFUSALS[forgery] in refused
+    assert not (tmp_path / "baseline" / "results.json").exists()
+    assert all("pulls" not in call.path for call in github_fake.log)
+
+
+def test_a_refused_file_gives_way_to_a_genuine_older_one(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    store_results(gh, REPO, sha=main[4], data=genuine(github_fake, main[4]))
+    pr_run = push_run(github_fake, main[5], event="pull_request", head_branch="feature")
+    store_results(gh, REPO, sha=main[5], data=results_json(main[5], pr_run["id"]))
+    found = find(gh, graph, tmp_path, history=0)
+    assert isinstance(found, BaselineFound) and found.sha == main[4]
+    (refused,) = found.refused
+    assert f"{main[5][:7]}" in refused and "pull_request run" in refused
+
+
+def test_a_token_that_cannot_read_runs_vouches_for_nothing(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    store_results(gh, REPO, sha=main[5], data=genuine(github_fake, main[5]))
+    github_fake.inject("get_workflow_run", 403)
+    found = find(gh, graph, tmp_path)
+    assert isinstance(found, NoBaseline) and "actions: read" in found.reason
+
+
+def test_an_outage_while_checking_the_run_raises(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    store_results(gh, REPO, sha=main[5], data=genuine(github_fake, main[5]))
+    github_fake.inject("get_workflow_run", *[503] * 4)
+    with pytest.raises(GitHubError):
+        find(gh, graph, tmp_path)
+
+
+def test_the_workflow_may_be_given_by_id_or_not_at_all(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    store_results(gh, REPO, sha=main[5], data=genuine(github_fake, main[5]))
+    assert isinstance(find(gh, graph, tmp_path, workflow="7"), BaselineFound)
+    assert isinstance(find(gh, graph, tmp_path, workflow=None), BaselineFound)
+    found = find(gh, graph, tmp_path, workflow="8")
+    assert isinstance(found, NoBaseline) and "not 8" in found.reason

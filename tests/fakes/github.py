@@ -50,6 +50,8 @@ ROUTES = [
     ("PATCH", _R + r"/check-runs/(?P<id>\d+)", "update_check_run",
      "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
     ("GET", _R + r"/actions/runs", "list_workflow_runs", "/repos/{owner}/{repo}/actions/runs"),
+    ("GET", _R + r"/actions/runs/(?P<run_id>\d+)", "get_workflow_run",
+     "/repos/{owner}/{repo}/actions/runs/{run_id}"),
     ("GET", _R + r"/actions/artifacts", "list_artifacts", "/repos/{owner}/{repo}/actions/artifacts"),
     ("GET", _R + r"/actions/artifacts/(?P<id>\d+)/zip", "download_artifact",
      "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"),
@@ -57,6 +59,7 @@ ROUTES = [
      "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"),
     ("GET", _R + r"/actions/workflows/(?P<workflow>[^/]+)/runs", "list_workflow_runs_for",
      "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"),
+    ("GET", r"/user", "get_user", "/user"),
     ("GET", _R + r"/pulls/(?P<n>\d+)", "get_pull", "/repos/{owner}/{repo}/pulls/{pull_number}"),
     ("GET", _R + r"/compare/(?P<basehead>.+)", "compare",
      "/repos/{owner}/{repo}/compare/{basehead}"),
@@ -197,6 +200,8 @@ class FakeGitHub:
         self.artifacts: dict[int, dict[str, Any]] = {}
         self.blobs: dict[int, bytes] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
+        # Whom a token acts as (`add_token`); any other token is GITHUB_TOKEN: github-actions[bot].
+        self.accounts: dict[str, str] = {}
         # Git objects: commits (history and data-branch commits alike), blobs, flat trees.
         self.commits: dict[str, dict[str, Any]] = {}
         self.git_blobs: dict[str, bytes] = {}
@@ -243,10 +248,22 @@ class FakeGitHub:
                 f if isinstance(f, Fault) else Fault(f, body={"message": "x"})
             )
 
+    def add_token(self, token: str, login: str) -> None:
+        """Requests with `token` act as `login`: a user (a PAT) or, ending in `[bot]`, an app
+        installation (GET /user then answers 403, as GitHub does to installation tokens)."""
+        self.accounts[token] = login
+
+    def account(self, req: Request) -> str:
+        """The login a request acts as, from its Authorization header."""
+        auth = next((v for k, v in req.headers.items() if k.lower() == "authorization"), "")
+        return self.accounts.get(auth.partition(" ")[2], BOT)
+
     def _user(self, login: str) -> dict[str, Any]:
+        bot = login.endswith("[bot]")
+        uid = 41898282 if login == BOT else int(hashlib.sha1(login.encode()).hexdigest()[:7], 16)
         user = {k: f"https://api.github.com/users/{login}/{k}" for k in USER_URLS}
-        user.update(login=login, id=41898282, node_id="MDM6Qm90NDE4OTgyODI=", gravatar_id="")
-        user.update(type="Bot", site_admin=False)
+        user.update(login=login, id=uid, node_id=f"U_{uid}", gravatar_id="")
+        user.update(type="Bot" if bot else "User", site_admin=False)
         return user
 
     def _repo(self, full_name: str = REPO, repo_id: int | None = None) -> dict[str, Any]:
@@ -699,7 +716,7 @@ class FakeGitHub:
         return None
 
     def _create_comment(self, req: Request, p: dict, host: str):
-        comment = self.add_comment(int(p["n"]), req.body["body"])
+        comment = self.add_comment(int(p["n"]), req.body["body"], login=self.account(req))
         return 201, comment, {"Location": comment["url"]}
 
     def _update_comment(self, req: Request, p: dict, host: str):
@@ -785,6 +802,29 @@ class FakeGitHub:
         if "created" in req.query:
             runs = [r for r in runs if _date_matches(r["created_at"], req.query["created"][0])]
         return runs
+
+    def _get_workflow_run(self, req: Request, p: dict, host: str):
+        run = next((r for r in self.workflow_runs if r["id"] == int(p["run_id"])), None)
+        if run is None:
+            return 404, _not_found()
+        return 200, run
+
+    def _get_user(self, req: Request, p: dict, host: str):
+        login = self.account(req)
+        if login.endswith("[bot]"):  # an installation token (GITHUB_TOKEN, a GitHub App's)
+            doc = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
+            body = {"message": "Resource not accessible by integration", "status": "403",
+                    "documentation_url": doc}  # fmt: skip
+            return 403, Fault(403, body=body)
+        user = self._user(login)
+        user.update(
+            name=None, company=None, blog="", location=None, email=None, hireable=None,
+            bio=None, twitter_username=None, public_repos=1, public_gists=0, followers=0,
+            following=0, created_at=NOW, updated_at=NOW, private_gists=0,
+            total_private_repos=0, owned_private_repos=0, disk_usage=1, collaborators=0,
+            two_factor_authentication=True, user_view_type="private",
+        )  # fmt: skip
+        return 200, user
 
     def _list_workflow_runs(self, req: Request, p: dict, host: str):
         runs = self._filter_runs(req, self.workflow_runs)

@@ -19,6 +19,7 @@ from ..compare.loading import load_baseline
 from ..errors import InfrastructureError
 from ..github.client import GitHub, GitHubError
 from ..results import Results
+from . import outputs
 from .settings import Settings
 
 BASELINE_DIR = "baseline"  # below output-dir: the downloaded baseline (and older ones)
@@ -96,6 +97,9 @@ def choose_baseline(
                 repo,
                 start_sha=query.start_sha,
                 head_sha=query.head_sha,
+                branch=query.branch,
+                workflow=query.workflow,
+                repository_id=settings.github.repository_id,
                 data_branch=DATA_BRANCH,
                 dest=dest,
             )
@@ -105,6 +109,8 @@ def choose_baseline(
         return _none(f"the baseline could not be read from GitHub ({err})")
     from ..github.baseline import NoBaseline
 
+    for why in found.refused:  # stored Results no push run of the baseline workflow vouches for
+        outputs.command("warning", f"baseline refused: {why}")
     if isinstance(found, NoBaseline):
         return _none(found.reason)
     # found's Results were loaded when they were checked: not read again here

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..compare.model import REGRESSIONS, Diff
 from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
-from ..github.comments import upsert_sticky
+from ..github.comments import STAMP_RESERVE, upsert_sticky
 from ..report import markdown
 from ..report.check import CheckOutput, check_output, workflow_commands
 from ..results import Results, Status
@@ -53,8 +53,10 @@ def report_options(settings: Settings, relation: str | None) -> markdown.Options
 def write_reports(
     out_dir: Path, diff: Diff, results: Results, options: markdown.Options
 ) -> tuple[str, str]:
-    """diff.json, report.md (the comment) and summary.md in out_dir; returns the markdown."""
-    comment = markdown.comment(diff, results, options)
+    """diff.json, report.md (the comment) and summary.md in out_dir; returns the markdown.
+
+    The comment leaves room for the line that ties it to its id (github/comments.py)."""
+    comment = markdown.comment(diff, results, options, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
     summary = markdown.summary(diff, results, options)
     (out_dir / "diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
     (out_dir / "report.md").write_text(comment, encoding="utf-8")

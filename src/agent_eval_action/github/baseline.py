@@ -55,6 +55,7 @@ class BaselineFound:
     artifact_id: int | None = None
     history: list[Path] = field(default_factory=list)  # older baselines, nearest first
     older: list[Results] = field(default_factory=list)  # those, loaded
+    refused: list[str] = field(default_factory=list)  # candidates refused as not genuine
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class NoBaseline:
     """No usable baseline; `reason` completes "No baseline: …" in every report."""
 
     reason: str
+    refused: list[str] = field(default_factory=list)  # candidates refused as not genuine
 
 
 def short(sha: str) -> str:
@@ -207,6 +209,46 @@ def _push_runs(
             continue
         if run.get("event") == "push" and run.get("conclusion") == "success":
             yield run
+
+
+def same_workflow(run: dict[str, Any], workflow: str) -> bool:
+    """Whether `run` is of `workflow`, a workflow file name or id."""
+    if workflow.isdecimal():
+        return str(run.get("workflow_id")) == workflow
+    path = str(run.get("path") or "").split("@", 1)[0]
+    return path.rsplit("/", 1)[-1] == workflow
+
+
+def push_run_problem(
+    run: dict[str, Any],
+    *,
+    repo: str,
+    sha: str,
+    branch: str,
+    workflow: str | None,
+    repository_id: int | None,
+) -> str | None:
+    """Why `run` is not a successful push run of `workflow` on `branch` of this repository
+    for the commit `sha` (what makes a baseline's run genuine), or None when it is."""
+    name = f"run {run.get('id')}"
+    if run.get("event") != "push":
+        return f"{name} was a {run.get('event')} run, not a push"
+    head_repo = run.get("head_repository") or {}
+    if repository_id is not None:
+        foreign = head_repo.get("id", run.get("head_repository_id")) != repository_id
+    else:
+        foreign = str(head_repo.get("full_name", "")).lower() != repo.lower()
+    if foreign:
+        return f"{name} ran on a branch of another repository ({head_repo.get('full_name')})"
+    if run.get("head_branch") != branch:
+        return f"{name} ran on the branch {run.get('head_branch')!r}, not {branch!r}"
+    if run.get("head_sha") != sha:
+        return f"{name} was for the commit {short(str(run.get('head_sha')))}, not {short(sha)}"
+    if workflow and not same_workflow(run, workflow):
+        return f"{name} is of the workflow {run.get('path')}, not {workflow}"
+    if run.get("status") != "completed" or run.get("conclusion") != "success":
+        return f"{name} did not succeed ({run.get('conclusion') or run.get('status')})"
+    return None
 
 
 def _runs_by_sha(runs: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

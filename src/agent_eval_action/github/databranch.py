@@ -9,6 +9,13 @@ fast-forward check: the loser re-reads the branch and tries again, a bounded num
 
 Reading walks the same ancestors as artifact mode (commits.py) and checks each file as a
 baseline (compare/loading.py); anything unusable is skipped with its reason kept.
+
+Anyone whose workflow run may write contents (a same-repository PR's run included) can
+commit to the branch, and every such commit comes from `github-actions[bot]`. So a file
+counts only when the run it records (`source.run_id`, its `source.sha` and `source.repo`)
+is, asked of the API, a successful push run of the baseline workflow on the baseline
+branch, of this repository, for that very commit: as artifact mode demands of its runs.
+Other files are refused, and said so (docs/action.md, "The baseline").
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from .baseline import (
     describe,
     install,
     none_found,
+    push_run_problem,
     short,
 )
 from .client import GitHub, GitHubError
@@ -212,12 +220,63 @@ def _stored(gh: GitHub, repo: str, data_branch: str) -> tuple[dict[str, Any] | N
         raise
 
 
+class _Runs:
+    """Vouches for stored Results: the run they record must be a successful push run of
+    `workflow` on `branch` of this repository, for the commit they are stored under."""
+
+    def __init__(
+        self, gh: GitHub, repo: str, branch: str, workflow: str | None, repository_id: int | None
+    ):
+        self.gh, self.repo, self.branch = gh, repo, branch
+        self.workflow, self.repository_id = workflow, repository_id
+        self._runs: dict[str, dict[str, Any] | str] = {}
+
+    def _run(self, run_id: str) -> dict[str, Any] | str:
+        """The run, or why it cannot be read; raises when GitHub fails."""
+        if run_id not in self._runs:
+            try:
+                self._runs[run_id] = self.gh.get(f"/repos/{self.repo}/actions/runs/{run_id}")
+            except GitHubError as exc:
+                if not cannot_see(exc):
+                    raise
+                if exc.status == 404:
+                    self._runs[run_id] = f"it names run {run_id}, which {self.repo} does not have"
+                else:
+                    self._runs[run_id] = (
+                        f"its run {run_id} could not be read ({exc.status}: {exc.message}); "
+                        "checking it needs `permissions: actions: read`"
+                    )
+        return self._runs[run_id]
+
+    def problem(self, sha: str, results: Results) -> str | None:
+        """Why the Results stored for `sha` are not vouched for, or None."""
+        source = results.source
+        if source.sha != sha:
+            return f"it holds the results of {short(str(source.sha))}, not of {short(sha)}"
+        if source.repo is not None and source.repo.lower() != self.repo.lower():
+            return f"it holds results from {source.repo}"
+        run_id = (source.run_id or "").strip()
+        if not run_id.isdecimal() or not run_id.isascii():
+            return "it names no run (source.run_id) that wrote it"
+        run = self._run(run_id)
+        if isinstance(run, str):
+            return run
+        problem = push_run_problem(
+            run, repo=self.repo, sha=sha, branch=self.branch, workflow=self.workflow,
+            repository_id=self.repository_id,
+        )  # fmt: skip
+        return None if problem is None else f"its {problem}"
+
+
 def find_branch_baseline(
     gh: GitHub,
     repo: str,
     *,
     start_sha: str,
     head_sha: str | None = None,
+    branch: str,
+    workflow: str | None,
+    repository_id: int | None = None,
     data_branch: str = DATA_BRANCH,
     dest: Path,
     max_commits: int = MAX_COMMITS,
@@ -226,7 +285,10 @@ def find_branch_baseline(
     """The baseline stored on the data branch for the merge-base of `start_sha` and
     `head_sha` (a PR), or for `start_sha` itself, else for the nearest ancestor that has one.
 
-    Writes it to `dest`/results.json and up to `history` older ones beside it (as
+    Only Results whose recorded run is a successful push run of `workflow` (file name or id;
+    None: any) on `branch` of this repository (`repository_id`, else by name) for that
+    commit count; the others are refused (`refused`, and the reasons). Writes the baseline
+    to `dest`/results.json and up to `history` older ones beside it (as
     find_artifact_baseline). Raises GitHubError only when GitHub fails."""
     stored, why = _stored(gh, repo, data_branch)
     if stored is None:
@@ -237,6 +299,8 @@ def find_branch_baseline(
     anchor, chain = walk_from
     pull = head_sha is not None
     skipped: list[str] = []
+    refused: list[str] = []
+    runs = _Runs(gh, repo, branch, workflow, repository_id)
     found: tuple[int, str, Results] | None = None
     older: list[tuple[Path, Results]] = []
     tries = 0
@@ -264,7 +328,12 @@ def find_branch_baseline(
             continue
         path = baseline_path(dest, 0 if found is None else len(older) + 1)
         results, unusable = install(data, path, what)
-        if results is None:
+        problem = None if results is None else runs.problem(sha, results)
+        if problem is not None:
+            path.unlink(missing_ok=True)
+            refused.append(f"{what} was refused: {problem}")
+            skipped.append(refused[-1])
+        elif results is None:
             skipped.append(str(unusable))
         elif found is None:
             found = (distance, sha, results)
@@ -280,7 +349,9 @@ def find_branch_baseline(
             relation=describe(sha, anchor, distance, pull=pull, what="stored results"),
             history=[p for p, _ in older],
             older=[r for _, r in older],
+            refused=refused,
         )
-    return none_found(
+    none = none_found(
         anchor, pull, chain, skipped, f"the data branch {data_branch} has no results for {{scope}}"
     )
+    return NoBaseline(none.reason, refused)
