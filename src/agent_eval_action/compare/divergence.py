@@ -1,4 +1,5 @@
-"""What the agent did, run by run: whether runs behaved alike, and the first divergent turn."""
+"""What the agent did, run by run: whether runs behaved alike, the first divergent turn of a
+regressed case (against the baseline), and of a failing one (against the eval file)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 from ..evalset.models import Content, FunctionCall
-from ..results import Actual, CaseResult, InvocationRecord, RunRecord
+from ..results import Actual, CaseResult, InvocationRecord, RunRecord, Status
 from .model import MetricDiff, TurnDiff
 
 
@@ -97,8 +98,32 @@ def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> T
     turn = next((i for i, inv in finished if changed(i, inv)), None)
     if turn is None:
         turn = next((i for i, inv in finished if _departs(inv, metric.axis)), 0)
-    inv = cur_run.invocations[turn]
     before = before_turns[turn].actual if turn < len(before_turns) else None
+    return _turn_diff(cur_run, turn, before, base_run)
+
+
+def first_failure(case: CaseResult, metrics: Sequence[MetricDiff]) -> TurnDiff | None:
+    """Why a case fails now, baseline or not: the first turn where the worst run of its
+    first failed metric departs from the eval file's expectation on the axes of its failed
+    metrics (the first finished turn when none does). None unless the case failed."""
+    failed = [m for m in metrics if m.current_status == Status.FAILED]
+    if case.status != Status.FAILED or not failed:
+        return None
+    run = _pick_run(case.runs, failed[0].current_runs, worst=True)
+    if run is None or not run.invocations:
+        return None
+    axes = list(dict.fromkeys(m.axis for m in failed))
+    finished = [(i, inv) for i, inv in enumerate(run.invocations) if inv.actual is not None]
+    departs = (i for i, inv in finished if any(_departs(inv, axis) for axis in axes))
+    turn = next(departs, finished[0][0] if finished else 0)
+    return _turn_diff(run, turn, None, None)
+
+
+def _turn_diff(
+    cur_run: RunRecord, turn: int, before: Actual | None, base_run: RunRecord | None
+) -> TurnDiff:
+    """One turn of the current run, against the baseline's (`before`) when there is one."""
+    inv = cur_run.invocations[turn]
     return TurnDiff(
         turn=turn,
         user_text=inv.user_content.text(),
