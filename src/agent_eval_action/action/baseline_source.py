@@ -8,6 +8,9 @@
 "No baseline" is never a crash: it comes back with the reason, which every report shows.
 A GitHub outage is different: falling back to thresholds then could pass a PR that the
 baseline would fail, so it is an infrastructure failure (exit 3).
+
+A baseline's Results are checked when they are loaded (compare/sanity.py) and here against
+their metrics' ranges (pipeline/bounds.py): one that fails is no baseline, with the reason.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from ..compare.loading import load_baseline
 from ..errors import InfrastructureError
 from ..github.client import GitHub, GitHubError
+from ..pipeline.bounds import ResultsRefused, check_scores
 from ..results import Results
 from . import outputs
 from .settings import Settings
@@ -60,6 +64,42 @@ def _from_file(path: Path) -> ChosenBaseline:
 
 
 def choose_baseline(
+    settings: Settings, gh: GitHub | None, query: BaselineQuery | None, out_dir: Path
+) -> ChosenBaseline:
+    return _in_range(_choose(settings, gh, query, out_dir), out_dir / BASELINE_DIR)
+
+
+def _in_range(chosen: ChosenBaseline, downloads: Path) -> ChosenBaseline:
+    """The baseline whose scores are within their metrics' ranges, else none (said why);
+    older baselines that are not are dropped from the history. A refused download is
+    removed, so that output-dir holds only the baselines used."""
+
+    def drop(path: Path | None) -> None:
+        if path is not None and path.parent == downloads:
+            path.unlink(missing_ok=True)
+
+    if chosen.results is None:
+        return chosen
+    try:
+        check_scores(chosen.results, str(chosen.path or "the baseline"))
+    except ResultsRefused as err:
+        for path in (chosen.path, *chosen.history):
+            drop(path)
+        return _none(f"the baseline is refused ({err})")
+    kept = []
+    for path, older in zip(chosen.history, chosen.older, strict=False):
+        try:
+            check_scores(older, str(path))
+        except ResultsRefused:
+            drop(path)
+            continue
+        kept.append((path, older))
+    chosen.history = [path for path, _ in kept]
+    chosen.older = [older for _, older in kept]
+    return chosen
+
+
+def _choose(
     settings: Settings, gh: GitHub | None, query: BaselineQuery | None, out_dir: Path
 ) -> ChosenBaseline:
     kind = settings.baseline.kind
