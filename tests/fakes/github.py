@@ -65,6 +65,8 @@ ROUTES = [
      "/repos/{owner}/{repo}/compare/{basehead}"),
     ("GET", _R + r"/commits", "list_commits", "/repos/{owner}/{repo}/commits"),
     ("GET", _R + r"/git/ref/(?P<ref>.+)", "get_ref", "/repos/{owner}/{repo}/git/ref/{ref}"),
+    ("GET", _R + r"/git/matching-refs/(?P<ref>.+)", "matching_refs",
+     "/repos/{owner}/{repo}/git/matching-refs/{ref}"),
     ("POST", _R + r"/git/refs", "create_ref", "/repos/{owner}/{repo}/git/refs"),
     ("PATCH", _R + r"/git/refs/(?P<ref>.+)", "update_ref", "/repos/{owner}/{repo}/git/refs/{ref}"),
     ("POST", _R + r"/git/blobs", "create_blob", "/repos/{owner}/{repo}/git/blobs"),
@@ -916,6 +918,11 @@ class FakeGitHub:
         if p["ref"] not in self.refs:
             return 404, _not_found()
         return 200, self._ref_json(p["ref"])
+
+    def _matching_refs(self, req: Request, p: dict, host: str):
+        """Every ref whose name (below refs/) starts with the given one, as GitHub answers."""
+        names = [name for name in sorted(self.refs) if name.startswith(p["ref"])]
+        return 200, [self._ref_json(name) for name in names]
 
     def _create_ref(self, req: Request, p: dict, host: str):
         ref, sha = req.body["ref"], req.body["sha"]

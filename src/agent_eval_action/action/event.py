@@ -7,6 +7,7 @@ one-line InputError naming the event file and the field.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,16 @@ from .settings import Settings
 # workflow_dispatch inputs that may carry the number of a PR to compare against
 DISPATCH_PR_INPUTS = ("pr-number", "pr_number", "pr")
 PR_EVENTS = ("pull_request", "pull_request_target")
+# A merge group's branch, made by GitHub's merge queue: gh-readonly-queue/<base>/pr-<N>-<sha>
+QUEUE_PREFIX = "gh-readonly-queue/"
+_QUEUE_REF = re.compile(r"(?:refs/heads/)?gh-readonly-queue/.+/pr-(?P<n>\d{1,19})(?:-[0-9a-f]+)?")
+
+
+def queue_pr_number(ref: str) -> int | None:
+    """The PR a merge queue branch was made for (`refs/heads/gh-readonly-queue/<base>/pr-<N>-<sha>`);
+    None for any other name."""
+    match = _QUEUE_REF.fullmatch(ref)
+    return int(match.group("n")) if match else None
 
 
 class Mode(enum.StrEnum):
@@ -54,6 +65,12 @@ class MergeGroupEvent:
     base_sha: str
     base_ref: str
     default_branch: str | None = None
+
+    @property
+    def pr_number(self) -> int | None:
+        """The PR the merge queue made this group for, from its branch
+        (`refs/heads/gh-readonly-queue/<base>/pr-<N>-<sha>`); None for another branch name."""
+        return queue_pr_number(self.head_ref)
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,7 @@ def mode_baseline(ctx: Context) -> int:
     The previous baseline, when there is one, lends its judge verdicts of unchanged answers
     (no new judge calls for them) and its case durations; nothing is gated on it."""
     run_code, results = run_suite(ctx, _previous_baseline(ctx), gate=False)
-    results = _own_results(ctx, results)
+    results = _with_policy(ctx, _own_results(ctx, results))
     if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
         _store_on_data_branch(ctx, results)
     code = _recorded(run_code)
@@ -115,6 +115,17 @@ def mode_baseline(ctx: Context) -> int:
     if code == EXIT_PASS:
         print(f"baseline results written to {ctx.out_dir / 'results.json'} (upload them)")
     return code
+
+
+def _with_policy(ctx: Context, results: Results) -> Results:
+    """A baseline's score stage gates on nothing (`--fail-on never`); its Results record the
+    policy of this step instead, the one later PRs are compared with ("policy differs")."""
+    from ..pipeline.gate import gate_policy
+
+    config = results.run_config.model_copy(update={"gate": gate_policy(ctx.settings.gate)})
+    results = results.model_copy(update={"run_config": config})
+    results.write(ctx.out_dir / "results.json")
+    return results
 
 
 def _recorded(run_code: int) -> int:

@@ -21,7 +21,7 @@ from . import outputs, sandbox
 from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
 from .baseline_source import ChosenBaseline
 from .context import Context
-from .event import Event, PullRequestEvent
+from .event import Event, MergeGroupEvent, PullRequestEvent
 from .publish import Target, output_values, publish, report_options, write_reports
 from .sandbox import PrUser
 
@@ -97,12 +97,17 @@ def compare_and_publish(
     pull = _fresh_pull(ctx, target)
     outdated = pull is not None and pull.head_sha != target.head_sha
     labels = pull.labels if pull is not None else _event_labels(ctx.event)
+    accepted, accepted_note = settings.accept_label in labels, None
+    if isinstance(ctx.event, MergeGroupEvent) and target.number is None:
+        accepted, accepted_note = _merge_group_accepted(ctx, ctx.event)
     diff = gate(
         results,
         Baseline(baseline.results, baseline.reason, tuple(baseline.older)),
         gate_options(",".join(settings.fail_on), settings.min_delta),
-        accepted=settings.accept_label in labels,
+        accepted=accepted,
     )
+    if accepted_note and diff.verdict.accepted:
+        diff.verdict.notes.append(accepted_note)
     if baseline.results is None:
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
     diff.notes.extend(ctx.notes)
@@ -160,6 +165,25 @@ def _fresh_pull(ctx: Context, target: Target) -> PullRequest | None:
             "the labels are the event's; give the job `pull-requests: read`",
         )
         return None
+
+
+def _merge_group_accepted(ctx: Context, event: MergeGroupEvent) -> tuple[bool, str | None]:
+    """Whether a PR of the merge group carries the accept label (action/merge_group.py), and
+    the note that says which: the group's run cannot tell whose change a regression is."""
+    if ctx.gh is None:
+        return False, None
+    from .merge_group import group_pulls
+
+    pulls = group_pulls(ctx.gh, ctx.repo, event)
+    label = ctx.settings.accept_label
+    print(f"merge group of PR {', '.join(f'#{p.number}' for p in pulls) or '(none found)'}")
+    carriers = [f"#{p.number}" for p in pulls if label in p.labels]
+    if not carriers:
+        return False, None
+    return True, (
+        f"☑️ Accepted by the label {label} on PR {', '.join(carriers)} of this merge group "
+        f"(PRs {', '.join(f'#{p.number}' for p in pulls)})."
+    )
 
 
 def _event_labels(event: Event) -> tuple[str, ...]:
