@@ -1,6 +1,9 @@
 """Render the example's PR comment as GitHub shows it and save a screenshot.
 
     python scripts/screenshot_comment.py [OUT.png]     # default docs/images/comment.png
+    python scripts/screenshot_comment.py --no-baseline [OUT.png]
+                                  # default docs/images/comment-no-baseline.png: the first
+                                  # PR after adoption, every failing case against its eval file
 
 Runs the example support agent twice (scripts/example_results.py: a baseline without its
 deliberate slip, and as shipped), renders `compare --format markdown` with cmarkgfm
@@ -24,6 +27,7 @@ STYLESHEET = (
 )
 CHROMIUM = "/usr/bin/chromium"
 DEFAULT_OUT = ROOT / "docs" / "images" / "comment.png"
+NO_BASELINE_OUT = ROOT / "docs" / "images" / "comment-no-baseline.png"
 WIDTH = 800  # about a PR comment's width on a desktop screen
 FLAGS = [
     "--headless",
@@ -111,23 +115,30 @@ def screenshot(markdown: str, out: Path) -> Path:
     return out
 
 
-def example_comment() -> str:
+def example_comment(*, with_baseline: bool = True) -> str:
+    """The example's comment against its baseline, or, `with_baseline=False`, as on the
+    first PR after adoption (no baseline yet)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from example_results import make
 
     from agent_eval_action.compare import load_results
-    from agent_eval_action.pipeline.gate import gate, read_baseline
+    from agent_eval_action.pipeline.gate import Baseline, gate, read_baseline
     from agent_eval_action.pipeline.options import DEFAULTS
     from agent_eval_action.report import markdown
 
     with tempfile.TemporaryDirectory() as tmp:
         base, current = make(Path(tmp))
         results = load_results(str(current))
-        diff = gate(results, read_baseline(str(base)), DEFAULTS.gate)
+        baseline = (
+            read_baseline(str(base))
+            if with_baseline
+            else Baseline(None, "no baseline has been recorded on main yet")
+        )
+        diff = gate(results, baseline, DEFAULTS.gate)
         return markdown.comment(
             diff,
             results,
-            markdown.Options(baseline_relation="the PR's merge-base"),
+            markdown.Options(baseline_relation="the PR's merge-base" if with_baseline else None),
         )
 
 
@@ -135,5 +146,9 @@ if __name__ == "__main__":
     reason = missing()
     if reason:
         raise SystemExit(f"cannot take the screenshot: {reason}")
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT
-    print(screenshot(example_comment(), target))
+    args = sys.argv[1:]
+    with_baseline = "--no-baseline" not in args
+    args = [a for a in args if a != "--no-baseline"]
+    default = DEFAULT_OUT if with_baseline else NO_BASELINE_OUT
+    target = Path(args[0]) if args else default
+    print(screenshot(example_comment(with_baseline=with_baseline), target))

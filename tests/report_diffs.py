@@ -8,7 +8,8 @@ from helpers.factory import NOW, case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.model import Diff
-from agent_eval_action.results import Results, Source
+from agent_eval_action.evalset.models import Content, FunctionCall
+from agent_eval_action.results import CaseResult, Results, Source
 
 T, R = "tool_trajectory_avg_score", "response_match_score"
 REPO = "octo-org/shop-agent"
@@ -68,9 +69,38 @@ def clean() -> tuple[Diff, Results]:
     return pair(cases, cases)
 
 
+EXPECTED_REFUND = (
+    "Your refund of $40.00 for order 1234 has been issued to the Visa card ending in 4242. "
+    "It usually reaches your account within 3 to 5 business days, and you will get an "
+    "e-mail when it is sent."
+)
+ACTUAL_REFUND = EXPECTED_REFUND.replace("$40.00", "$400.00").replace("3 to 5", "10")
+
+
+def answering(res: CaseResult, expected: str, actual: str) -> CaseResult:
+    """The case with these answers on its one turn, and the tool calls it was expected to
+    make (so that only its answer departs from the eval file)."""
+    for run in res.runs:
+        (turn,) = run.invocations
+        turn.expected.final_response = Content.from_text(expected, "model")
+        assert turn.actual is not None
+        turn.actual.final_response = Content.from_text(actual, "model")
+        turn.actual.tool_uses = [FunctionCall(name="lookup", args={"id": 1})]
+    return res
+
+
 def no_baseline() -> tuple[Diff, Results]:
+    """The first run after adoption: one case passes, one calls the wrong tool arguments,
+    one answers a long answer with two details wrong (shown word by word)."""
+    refund = answering(
+        case("refund", {T: [1.0], R: [0.4]}, line=20), EXPECTED_REFUND, ACTUAL_REFUND
+    )
     cur = _dated(
-        results(case("ok", {T: [1.0]}), case("bad", {T: [0.0]}, ["x"])), NOW, "2" * 40, "", "9"
+        results(case("ok", {T: [1.0]}), case("bad", {T: [0.0]}, ["x"], line=10), refund),
+        NOW,
+        "2" * 40,
+        "",
+        "9",
     )
     return compare(cur, None, no_baseline_reason="the baseline artifact has expired"), cur
 

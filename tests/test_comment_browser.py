@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import ROOT
-from report_diffs import mixed
+from report_diffs import mixed, no_baseline
 
 from agent_eval_action.report import markdown
 
@@ -23,6 +23,7 @@ import screenshot_comment as browser
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = Path("/tmp/agent-eval-action/comment-test.png")
+NO_BASELINE_SCREENSHOT = Path("/tmp/agent-eval-action/comment-no-baseline-test.png")
 
 if reason := browser.missing():
     if os.environ.get("CI") == "true":
@@ -40,7 +41,7 @@ def test_the_comment_renders_with_regressions_visible_and_nothing_overflowing():
             assert tab.get_by_role("heading", name=heading).is_visible()
         assert tab.get_by_text("refunds / lucky").first.is_visible()
         # collapsed: the rest is behind <summary> lines, the diffs hidden until opened
-        assert tab.locator("details").count() == 7
+        assert tab.locator("details").count() == 11  # 4 sections, 7 first divergent turns
         assert not tab.locator("pre").first.is_visible()
         for details in tab.query_selector_all("details"):
             details.evaluate("d => d.open = true")
@@ -65,3 +66,27 @@ def test_the_comment_renders_with_regressions_visible_and_nothing_overflowing():
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         tab.locator("#comment").screenshot(path=str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def test_without_a_baseline_every_failing_case_shows_its_turn_without_scrolling():
+    diff, current = no_baseline()
+    text = markdown.comment(diff, current)
+    with browser.open_page(text) as tab:
+        assert tab.get_by_role("heading", name="❌ Failing their thresholds (2)").is_visible()
+        assert tab.locator("details").count() == 2  # one first divergent turn per failing case
+        for details in tab.query_selector_all("details"):
+            details.evaluate("d => d.open = true")
+        blocks = tab.locator("pre")
+        assert blocks.count() == 2
+        assert "expected → current run 1" in blocks.nth(0).inner_text()
+        assert "[-$40.00-] {+$400.00+}" in blocks.nth(1).inner_text()
+        # wrapped: no block needs scrolling sideways to show a change
+        scrolls = tab.evaluate(
+            """() => [...document.querySelectorAll('#comment pre')]
+                 .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+                 .map(pre => pre.textContent.slice(0, 60))"""
+        )
+        assert scrolls == []
+        NO_BASELINE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        tab.locator("#comment").screenshot(path=str(NO_BASELINE_SCREENSHOT))
+    assert NO_BASELINE_SCREENSHOT.stat().st_size > 10_000

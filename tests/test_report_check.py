@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from helpers.factory import case
-from report_diffs import huge, mixed, pair
+from helpers.factory import case, results
+from report_diffs import ACTUAL_REFUND, EXPECTED_REFUND, answering, huge, mixed, no_baseline, pair
 
+from agent_eval_action.compare import compare
+from agent_eval_action.compare.model import Change
 from agent_eval_action.report import check
 from agent_eval_action.report.budget import size
 
-T = "tool_trajectory_avg_score"
+T, R = "tool_trajectory_avg_score", "response_match_score"
 KEYS = {"path", "start_line", "end_line", "annotation_level", "message", "title"}
 
 
@@ -78,3 +80,62 @@ def test_no_regressions_no_annotations():
     diff, current = pair([case("c", {T: [1.0]})], [case("c", {T: [1.0]})])
     assert check.check_output(diff, current).annotations == []
     assert check.workflow_commands(diff) == []
+
+
+def test_a_response_regression_shows_the_answers_not_the_unchanged_tool_calls():
+    diff, current = mixed()
+    out = check.check_output(diff, current)
+    fumbled = next(a for a in out.annotations if "fumbled" in a["title"])
+    assert fumbled["title"] == "Response regression: refunds / fumbled"
+    message = fumbled["message"]
+    assert "tool calls" not in message
+    assert "  expected answer: answer\n" in message
+    assert "  baseline answer: answer same\n" in message
+    assert message.endswith("  current answer:  answer same")
+    # both axes: the tool calls and the answers
+    both = next(a for a in out.annotations if "both" in a["title"])["message"]
+    assert 'current tool calls:  lookup({"id": "wrong"})' in both
+    assert "current answer:  answer wrong" in both
+    # a trajectory regression alone: the tool calls only
+    lucky = out.annotations[0]["message"]
+    assert "current tool calls" in lucky and "answer:" not in lucky
+
+
+def test_a_long_multi_line_answer_is_shortened_and_indented():
+    long = "line one\n" + "word " * 400
+    base = answering(case("c", {T: [1.0], R: [1.0]}), "expected", "fine")
+    cur = answering(case("c", {T: [1.0], R: [0.1]}, ["b"]), "expected", long)
+    diff, _ = pair([base], [cur])
+    (annotation,) = check.case_annotations(diff)
+    message = annotation["message"]
+    assert "  current answer:  line one\n                   word word" in message
+    assert "more characters)" in message and len(message) <= check.MESSAGE_CHARS + 40
+
+
+def test_without_a_baseline_each_failing_case_says_where_it_departs_from_its_eval_file():
+    diff, _ = no_baseline()
+    annotations = check.case_annotations(diff)
+    assert [a["title"] for a in annotations] == [
+        "Fails its thresholds: s / bad",
+        "Fails its thresholds: s / refund",
+    ]
+    bad, refund = (a["message"] for a in annotations)
+    assert bad.splitlines()[2:] == [
+        "first divergent turn: 1",
+        '  expected tool calls: lookup({"id": 1})',
+        '  current tool calls:  lookup({"id": "x"})',
+    ]
+    assert f"  expected answer: {EXPECTED_REFUND}" in refund
+    assert f"  current answer:  {ACTUAL_REFUND}" in refund and "tool calls" not in refund
+
+
+def test_fail_on_threshold_annotates_every_failing_case_also_one_within_noise():
+    base = results(case("c", {T: [1.0]}), case("f", {T: [0.0]}))
+    cur = results(case("c", {T: [0.0]}, ["b"]), case("f", {T: [0.0]}))
+    diff = compare(cur, base, fail_on=["threshold"], known_flaky={("s", "c")})
+    assert next(c for c in diff.cases if c.eval_id == "c").change == Change.UNCHANGED
+    titles = [a["title"] for a in check.case_annotations(diff)]
+    assert titles == ["Fails its thresholds: s / c", "Fails its thresholds: s / f"]
+    # under the default policy only the case failing as on the baseline is warned about
+    diff = compare(cur, base, known_flaky={("s", "c")})
+    assert [a["title"] for a in check.case_annotations(diff)] == ["Still failing: s / f"]

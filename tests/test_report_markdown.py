@@ -21,6 +21,7 @@ from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, fit, si
 from agent_eval_action.report.cuts import (
     DIVERGENCES,
     EVAL_SETS,
+    FAILING,
     NOTES,
     OTHERS,
     REGRESSIONS,
@@ -120,11 +121,13 @@ def test_comment_structure_as_github_renders_it():
         "Trajectory regressions (2)",
         "Response regressions (2)",
     ]
-    # 3 divergences (one per regressed case) + 4 collapsed sections
-    assert page.tags["details"] == 7 and page.tags["summary"] == 7
-    assert len(page.code_blocks) == 3
+    # 3 divergences (one per regressed case), 4 of the cases still failing (against their
+    # eval file) + 4 collapsed sections
+    assert page.tags["details"] == 11 and page.tags["summary"] == 11
+    assert len(page.code_blocks) == 7
     assert '- lookup({"id": "same"})\n+ lookup({"id": "skipped lookup"})' in page.code_blocks[0]
-    assert to_html(text).count('<pre lang="diff">') == 3
+    assert page.code_blocks[3].startswith("@@ turn 1: expected → current run 1 @@")
+    assert to_html(text).count('<pre lang="diff">') == 7
     # tables: every row has as many cells as its header
     assert page.tags["table"] == 8
     header_row = ["eval set", "cases", "passed (baseline → now)", "regressed", "improved"]
@@ -148,7 +151,7 @@ def test_summary_expands_what_the_comment_collapses():
     diff, current = mixed()
     comment, summary = markdown.comment(diff, current), markdown.summary(diff, current)
     assert "<!--" not in summary
-    assert structure(summary).tags["details"] == 3  # only the divergent turns
+    assert structure(summary).tags["details"] == 7  # only the divergent turns
     assert "### ✅ Improvements (1)" in summary and "<summary>✅ Improvements" in comment
 
 
@@ -173,7 +176,7 @@ def test_without_a_baseline_says_so_first():
     diff, current = no_baseline()
     text = markdown.comment(diff, current)
     lines = text.splitlines()
-    assert lines[1] == "### ❌ no baseline · 1 of 2 cases passed"
+    assert lines[1] == "### ❌ no baseline · 1 of 3 cases passed"
     assert lines[3].startswith("> ⚠️ **No baseline: the baseline artifact has expired")
     assert "Baseline:" not in text and "(baseline → now)" not in text
 
@@ -261,6 +264,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "not_comparable",
         "flaky",
         "notes",
+        "legend",
         "usage",
     ]
     assert sections.steps(sections.SECTIONS) == [
@@ -269,6 +273,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         EVAL_SETS,
         TEXT,
         DIVERGENCES,
+        FAILING,
         REGRESSIONS,
     ]
     assert sections.steps(sections.of(["head"])) == [EVAL_SETS]

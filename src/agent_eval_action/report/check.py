@@ -9,18 +9,22 @@ the tenth says how many more there are.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
-from ..results import Results
+from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff, TurnDiff
+from ..core import AXES, Axis
+from ..results import Results, Status
 from . import markdown
 from .escape import truncate
+from .model import gate_counts_failing
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_COMMANDS_PER_LEVEL = 10  # what the runner keeps per level and step
 MESSAGE_CHARS = 4_000  # the runner cuts messages at 4,096; the API allows 64 KB
 TITLE_CHARS = 255
+ANSWER_CHARS = 1_000  # per answer in a message: expected, baseline and current fit
 
 Level = Literal["failure", "warning", "notice"]
 
@@ -50,7 +54,7 @@ def _rank(case: CaseDiff) -> tuple[int, int]:
 
 
 def _regression_message(case: CaseDiff) -> tuple[str, str]:
-    axes = [a for a in ("trajectory", "response") if case.axes.get(a) in REGRESSIONS]
+    axes: list[Axis] = [a for a in AXES if case.axes.get(a) in REGRESSIONS]
     title = f"{' and '.join(axes).capitalize()} regression: {_name(case)}"
     lines = [f"{_name(case)}: {markdown.case_class(case)}"]
     for metric in case.metrics:
@@ -59,20 +63,41 @@ def _regression_message(case: CaseDiff) -> tuple[str, str]:
                 f"{metric.metric}: {markdown.score(metric.baseline_score)} -> "
                 f"{markdown.score(metric.current_score)} ({metric.reason})"
             )
-    turn = case.divergence
-    if turn is not None:
-        lines.append(f"first divergent turn: {turn.turn + 1}")
+    if case.divergence is not None:
+        lines += _turn_lines(case.divergence, axes)
+    return title, "\n".join(lines)
+
+
+def _turn_lines(turn: TurnDiff, axes: Collection[Axis]) -> list[str]:
+    """The first divergent turn on these axes: the tool calls for the trajectory, the
+    answers for the response (expected, the baseline's when there is one, current)."""
+    lines = [f"first divergent turn: {turn.turn + 1}"]
+    if "trajectory" in axes:
         lines.append(f"  expected tool calls: {', '.join(turn.expected_calls) or '(none)'}")
         if turn.baseline_calls is not None:
             lines.append(f"  baseline tool calls: {', '.join(turn.baseline_calls) or '(none)'}")
         lines.append(f"  current tool calls:  {', '.join(turn.current_calls) or '(none)'}")
-    return title, "\n".join(lines)
+    if "response" in axes:
+        lines.append(_answer("expected answer: ", turn.expected_answer))
+        if turn.baseline_calls is not None:
+            lines.append(_answer("baseline answer: ", turn.baseline_answer))
+        lines.append(_answer("current answer:  ", turn.current_answer))
+    return lines
+
+
+def _answer(label: str, text: str | None) -> str:
+    """An answer, shortened, its later lines indented under its first."""
+    if text is None:
+        return f"  {label}(no answer)"
+    indent = "\n  " + " " * len(label)
+    return f"  {label}" + indent.join(truncate(text, ANSWER_CHARS).splitlines() or [""])
 
 
 def _threshold_message(case: CaseDiff) -> tuple[str, str]:
     """A failing case that the gate counts: no baseline, or `fail-on: threshold`."""
     lines = [f"{_name(case)} does not pass its thresholds"]
     lines += _failed_metrics(case)
+    lines += _why_failing(case)
     return f"Fails its thresholds: {_name(case)}", "\n".join(lines)
 
 
@@ -80,25 +105,39 @@ def _failed_metrics(case: CaseDiff) -> list[str]:
     return [
         f"{metric.metric}: {markdown.score(metric.current_score)} < {metric.threshold}"
         for metric in case.metrics
-        if metric.current_status == "failed"
+        if metric.current_status == Status.FAILED
     ]
+
+
+def _why_failing(case: CaseDiff) -> list[str]:
+    """Where the failing case departs from its eval file, on the axes it fails."""
+    if case.divergence is None:
+        return []
+    axes = {m.axis for m in case.metrics if m.current_status == Status.FAILED}
+    return _turn_lines(case.divergence, axes)
 
 
 def _failing_message(case: CaseDiff) -> tuple[str, str]:
     lines = [f"{_name(case)} fails on the baseline too (not blamed on this change)"]
     lines += _failed_metrics(case)
+    lines += _why_failing(case)
     return f"Still failing: {_name(case)}", "\n".join(lines)
 
 
 def case_annotations(diff: Diff) -> list[dict[str, Any]]:
     """Checks API annotations at each case's eval file and line: failures for regressions,
-    warnings for cases still failing (failures when the gate counts them: no baseline, or
-    `fail-on: threshold`); the most important first."""
+    warnings for cases still failing (failures for every case that fails when the gate
+    counts them: no baseline, or `fail-on: threshold`); the most important first."""
     regressed = sorted(
         (c for c in diff.cases if any(a in REGRESSIONS for a in c.axes.values())), key=_rank
     )
-    failing = [c for c in diff.cases if c.change == Change.STILL_FAILING and c not in regressed]
-    counted = diff.baseline is None or "threshold" in diff.policy.fail_on
+    counted = gate_counts_failing(diff)
+    failing = [
+        c
+        for c in diff.cases
+        if (c.current_status == Status.FAILED if counted else c.change == Change.STILL_FAILING)
+        and c not in regressed
+    ]
     out = []
     for level, cases, message in (
         ("failure", regressed, _regression_message),

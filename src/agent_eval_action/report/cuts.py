@@ -2,7 +2,7 @@
 
 Sections declare which of these shrink them (report/sections.py): other cases go first,
 then the comparability notes, the eval set rows, the length of agent texts, the first
-divergent turns, and the regression rows last.
+divergent turns, the failing cases the gate counts, and the regression rows last.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ NOTES = Cut("notes", drop=1, one="note")
 EVAL_SETS = Cut("eval_sets", drop=2, one="eval set row")
 TEXT = Cut("text", drop=3, chars=True)  # a shortened text says so itself
 DIVERGENCES = Cut("divergences", drop=4, one="first-divergent-turn block", across=True)
-REGRESSIONS = Cut("regressions", drop=5, one="regression row")  # per axis
+# the failing cases when the gate counts them (no baseline, or `fail-on: threshold`)
+FAILING = Cut("failing", drop=5, one="failing case")
+REGRESSIONS = Cut("regressions", drop=6, one="regression row")  # per axis
 
 # The order in which the ✂️ note names what it left out.
-NOTED = (REGRESSIONS, DIVERGENCES, OTHERS, EVAL_SETS, NOTES)
+NOTED = (REGRESSIONS, FAILING, DIVERGENCES, OTHERS, EVAL_SETS, NOTES)
 
 
 def counted(omitted: Mapping[Cut, int]) -> str:

@@ -6,6 +6,7 @@ from tabulate import tabulate
 
 from ..compare.model import Change, Diff, MetricDiff
 from ..results import Status
+from .labels import change_label
 
 _QUIET = {Change.UNCHANGED}
 
@@ -65,7 +66,7 @@ def table(diff: Diff) -> str:
         rows.append(
             [
                 f"{case.eval_set_id} / {case.eval_id}",
-                case.change.value.replace("_", " "),
+                change_label(case),
                 (case.pattern.value.replace("_", " ") if case.pattern else ""),
                 "\n".join(_metric_line(m) for m in changed or case.metrics),
                 "flaky" if case.flaky else "",

@@ -40,13 +40,29 @@ def delta_bar(delta: float | None) -> Md:
     return Md(f"{sign}{abs(delta):.2f}\u00a0{square * cells}")
 
 
+def change_label(case: CaseDiff) -> str:
+    """How the case changed, in words that claim no past it does not have: a case that
+    fails without a baseline to fail on too is "failing", not "still failing"."""
+    if case.change == Change.STILL_FAILING and case.baseline_status != Status.FAILED:
+        return "failing"
+    return CHANGE_LABEL[case.change]
+
+
 def case_class(case: CaseDiff) -> str:
-    parts = [CHANGE_LABEL[case.change]]
+    parts = [change_label(case)]
     if case.pattern is not None:
         parts.append(PATTERN_LABEL.get(case.pattern.value, "both axes"))
     if case.likely_noise:
         parts.append("likely noise")
+    if confirmed(case):
+        parts.append("confirmed")
     return " · ".join(parts)
+
+
+def confirmed(case: CaseDiff) -> bool:
+    """A regression that every confirmation re-run showed again (compare/confirm.py)."""
+    done = getattr(case, "confirmation", None)  # absent from Diffs made before re-runs
+    return bool(done is not None and done.runs and done.reproduced == done.runs)
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:

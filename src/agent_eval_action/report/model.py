@@ -2,8 +2,9 @@
 grouped into the lists the report shows (before the size budget cuts any of them).
 
 A regressed case is listed under each axis it regressed on, worst first, and nowhere
-else; every other case is listed by its change, and once more under flaky when its runs
-disagree or its change is likely noise.
+else; every other case is listed by its change, and once more under flaky when the Diff
+says it is (`CaseDiff.flaky`: its runs disagree, or its change was judged against noise),
+so the report and the Diff's JSON agree.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ def key(case: CaseDiff) -> CaseKey:
     return CaseKey(case.eval_set_id, case.eval_id)
 
 
+def gate_counts_failing(diff: Diff) -> bool:
+    """Whether a case that fails its thresholds fails the gate by that alone: without a
+    baseline (every policy falls back to thresholds), or with `fail-on: threshold`."""
+    return diff.baseline is None or "threshold" in diff.policy.fail_on
+
+
 @dataclass(frozen=True)
 class Report:
     """The inputs, and the cases grouped into the report's lists."""
@@ -64,7 +71,7 @@ class Report:
                 still_failing.append(case)
             elif case.change in NOT_COMPARABLE:
                 not_comparable.append(case)
-            if case.flaky or case.likely_noise:
+            if case.flaky:
                 flaky.append(case)
         return cls(
             diff,

@@ -16,7 +16,7 @@ from typing import Literal
 from ..core import AXES
 from . import view
 from .budget import Cut, Detail
-from .cuts import DIVERGENCES, EVAL_SETS, NOTES, OTHERS, REGRESSIONS, TEXT
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, TEXT
 from .model import Report
 
 # head: verdict, provenance and the eval set table (a check run's summary);
@@ -33,6 +33,8 @@ class Section:
     cuts: tuple[Cut, ...] = ()
 
 
+_TURNS = (DIVERGENCES, TEXT)  # first divergent turns, and their texts' length
+
 SECTIONS: tuple[Section, ...] = (
     Section("head", "head", view.head, "head.md.j2"),
     Section("eval_sets", "head", view.eval_sets, "eval_sets.md.j2", (EVAL_SETS,)),
@@ -46,11 +48,21 @@ SECTIONS: tuple[Section, ...] = (
         )
         for axis in AXES
     ),
-    Section("improvements", "body", view.improvements, "improvements.md.j2", (OTHERS,)),
-    Section("still_failing", "body", view.still_failing, "still_failing.md.j2", (OTHERS,)),
-    Section("not_comparable", "body", view.not_comparable, "not_comparable.md.j2", (OTHERS, TEXT)),
-    Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS,)),
+    # the other cases, with the first divergent turn of those that fail
+    Section("improvements", "body", view.improvements, "improvements.md.j2", (OTHERS, *_TURNS)),
+    Section(
+        "still_failing",
+        "body",
+        view.still_failing,
+        "still_failing.md.j2",
+        (OTHERS, FAILING, *_TURNS),
+    ),
+    Section(
+        "not_comparable", "body", view.not_comparable, "not_comparable.md.j2", (OTHERS, *_TURNS)
+    ),
+    Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS, *_TURNS)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
+    Section("legend", "body", view.legend, "legend.md.j2"),
     Section("usage", "body", view.usage, "usage.md.j2"),
 )
 

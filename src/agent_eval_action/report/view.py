@@ -14,17 +14,17 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from ..compare.model import REGRESSIONS as REGRESSED
-from ..compare.model import CaseDiff, Change, MetricDiff, SuiteTest, TurnDiff
+from ..compare.model import CaseDiff, Change, MetricDiff, Pattern, SuiteTest, TurnDiff
 from ..core import AXES, Axis, CaseKey
 from ..results import Status
 from . import escape
 from .budget import Cut, Detail, Listing, size
-from .cuts import DIVERGENCES, EVAL_SETS, NOTES, OTHERS, REGRESSIONS
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS
 from .divergence import divergence_text
 from .escape import Md
-from .labels import age, case_class, headline, plural
+from .labels import age, case_class, confirmed, headline, plural
 from .links import branch, commit_link, run_link
-from .model import IMPROVEMENTS, NOT_COMPARABLE, Report, key
+from .model import IMPROVEMENTS, NOT_COMPARABLE, Report, gate_counts_failing, key
 
 R = TypeVar("R")
 
@@ -169,7 +169,8 @@ def _changed_metrics(case: CaseDiff) -> CaseRow:
 
 @dataclass(frozen=True)
 class Divergence:
-    """A regressed case's first divergent turn, as a diff block."""
+    """A case's first divergent turn, as a diff block: a regressed case's against its
+    baseline run, a failing case's against its eval file."""
 
     name: str
     where: str  # file:line of the case
@@ -199,16 +200,9 @@ def regressions(axis: Axis) -> Callable[[Report, Detail], Regressions]:
 
     def build(report: Report, detail: Detail) -> Regressions:
         listed = Listing.of(REGRESSIONS, report.regressed[axis], detail)
-        turns = _divergent_turns(report, detail)
-        mine = [t for c in listed.items if (t := turns.get(key(c))) and t.axis == axis]
-        blocks = tuple(
-            Divergence(_name(t.case), f"{t.case.file}:{t.case.line}", t.turn, detail.text_chars)
-            for t in mine
-            if t.shown
-        )
         rows = tuple(_regressed_metrics(c, axis) for c in listed.items)
         return Regressions(
-            axis, Listing(REGRESSIONS, rows, listed.total), Listing(DIVERGENCES, blocks, len(mine))
+            axis, Listing(REGRESSIONS, rows, listed.total), _divergences(report, detail, axis)
         )
 
     return build
@@ -219,33 +213,68 @@ def _regressed_metrics(case: CaseDiff, axis: Axis) -> CaseRow:
 
 
 class _Turn(NamedTuple):
-    axis: Axis  # the first axis that lists the case: its turn is shown there
+    place: str  # the section that shows it: an axis, or a Cases section's name
     case: CaseDiff
-    turn: TurnDiff
     shown: bool
 
 
-def _divergent_turns(report: Report, detail: Detail) -> dict[CaseKey, _Turn]:
-    """Each listed regressed case with a divergent turn; the Detail limits how many are
-    shown over both axes, in their order."""
+def _turns(report: Report, detail: Detail) -> dict[CaseKey, _Turn]:
+    """Each listed case with a first divergent turn, placed in the first section that lists
+    it: its regressions (by axis), or the section its change puts it in, or flaky for a
+    case listed nowhere else. The Detail limits how many are shown over all sections, in
+    their order (the cut is `across`), so regressions keep theirs longest."""
+    places: list[tuple[str, Sequence[CaseDiff]]] = [
+        (axis, Listing.of(REGRESSIONS, report.regressed[axis], detail).items) for axis in AXES
+    ]
+    places += [
+        ("improvements", Listing.of(OTHERS, report.improvements, detail).items),
+        ("still_failing", _failing(report, detail).items),
+        ("not_comparable", Listing.of(OTHERS, report.not_comparable, detail).items),
+        (
+            "flaky",
+            [c for c in Listing.of(OTHERS, report.flaky, detail).items if _only_flaky(c)],
+        ),
+    ]
     limit = detail.limit(DIVERGENCES)
     turns: dict[CaseKey, _Turn] = {}
-    for axis in AXES:
-        for case in Listing.of(REGRESSIONS, report.regressed[axis], detail).items:
+    for place, cases in places:
+        for case in cases:
             if case.divergence is not None and key(case) not in turns:
-                shown = limit is None or len(turns) < limit
-                turns[key(case)] = _Turn(axis, case, case.divergence, shown)
+                turns[key(case)] = _Turn(place, case, limit is None or len(turns) < limit)
     return turns
+
+
+def _only_flaky(case: CaseDiff) -> bool:
+    """Listed under flaky alone (its change puts it in no other list)."""
+    return case.change == Change.UNCHANGED and not any(a in REGRESSED for a in case.axes.values())
+
+
+def _divergences(report: Report, detail: Detail, place: str) -> Listing[Divergence]:
+    """The blocks of one section, of those the Detail shows, out of all it could show."""
+    mine = [t for t in _turns(report, detail).values() if t.place == place]
+    blocks = tuple(
+        Divergence(
+            _name(t.case), f"{t.case.file}:{t.case.line}", t.case.divergence, detail.text_chars
+        )
+        for t in mine
+        if t.shown and t.case.divergence is not None
+    )
+    return Listing(DIVERGENCES, blocks, len(mine))
+
+
+_NO_BLOCKS: Listing[Divergence] = Listing(DIVERGENCES, (), 0)
 
 
 @dataclass(frozen=True)
 class Cases(Generic[R]):
-    """A list of cases that are not regressions: collapsed in the comment."""
+    """A list of cases that are not regressions: collapsed in the comment (but the failing
+    cases when the gate counts them), then the first divergent turn of those that fail."""
 
     cases: Listing[R]
     collapse: bool
     with_baseline: bool = False
     suite_tests: tuple[SuiteTest, ...] = ()  # flaky: the test over all noisy cases
+    divergences: Listing[Divergence] = _NO_BLOCKS
 
     @property
     def visible(self) -> bool:
@@ -254,12 +283,26 @@ class Cases(Generic[R]):
 
 def improvements(report: Report, detail: Detail) -> Cases[CaseRow]:
     rows = _listing(OTHERS, report.improvements, detail, _changed_metrics)
-    return Cases(rows, detail.collapse_rest)
+    blocks = _divergences(report, detail, "improvements")
+    return Cases(rows, detail.collapse_rest, divergences=blocks)
+
+
+def _failing(report: Report, detail: Detail) -> Listing[CaseDiff]:
+    """The failing cases a Detail lets through: cut late when the gate counts them, as
+    regressions are; else among the other cases."""
+    cut = FAILING if gate_counts_failing(report.diff) else OTHERS
+    return Listing.of(cut, report.still_failing, detail)
 
 
 def still_failing(report: Report, detail: Detail) -> Cases[CaseRow]:
-    rows = _listing(OTHERS, report.still_failing, detail, _failed_metrics)
-    return Cases(rows, detail.collapse_rest, report.diff.baseline is not None)
+    listed = _failing(report, detail)
+    rows = Listing(listed.cut, tuple(map(_failed_metrics, listed.items)), listed.total)
+    return Cases(
+        rows,
+        detail.collapse_rest and not gate_counts_failing(report.diff),
+        report.diff.baseline is not None,
+        divergences=_divergences(report, detail, "still_failing"),
+    )
 
 
 def _failed_metrics(case: CaseDiff) -> CaseRow:
@@ -290,7 +333,9 @@ def not_comparable(report: Report, detail: Detail) -> Cases[OddRow]:
     def row(case: CaseDiff) -> OddRow:
         return OddRow(_name(case), case_class(case), _why(case), detail.text_chars)
 
-    return Cases(_listing(OTHERS, report.not_comparable, detail, row), detail.collapse_rest)
+    rows = _listing(OTHERS, report.not_comparable, detail, row)
+    blocks = _divergences(report, detail, "not_comparable")
+    return Cases(rows, detail.collapse_rest, divergences=blocks)
 
 
 def _why(case: CaseDiff) -> str:
@@ -305,10 +350,40 @@ def _why(case: CaseDiff) -> str:
 def flaky(report: Report, detail: Detail) -> Cases[CaseRow]:
     rows = _listing(OTHERS, report.flaky, detail, _changed_metrics)
     tests = () if detail.minimal else tuple(report.diff.suite_tests)
-    return Cases(rows, detail.collapse_rest, suite_tests=tests)
+    blocks = _divergences(report, detail, "flaky")
+    return Cases(rows, detail.collapse_rest, suite_tests=tests, divergences=blocks)
 
 
 # ---- the rest -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Legend:
+    terms: tuple[tuple[str, str], ...]  # (term, what it means), for the terms the report uses
+
+
+LEGEND = {
+    "lucky answer": "the tool calls regressed while the answer held",
+    "fumbled summary": "the answer regressed while the tool calls held",
+    "flaky": "its runs disagree, or main's history shows it flaky; a change within that "
+    "noise is not blamed",
+    "confirmed": "the regression showed again in every re-run of the case",
+}
+
+
+def legend(report: Report, detail: Detail) -> Legend:
+    """The terms of the case classes that this report uses, and only those (none in the
+    minimal report, which lists no case)."""
+    if detail.minimal:
+        return Legend(())
+    patterns = {c.pattern for cases in report.regressed.values() for c in cases}
+    used = {
+        "lucky answer": Pattern.LUCKY_ANSWER in patterns,
+        "fumbled summary": Pattern.FUMBLED_SUMMARY in patterns,
+        "flaky": bool(report.flaky),
+        "confirmed": any(confirmed(c) for cases in report.regressed.values() for c in cases),
+    }
+    return Legend(tuple((term, LEGEND[term]) for term, shown in used.items() if shown))
 
 
 @dataclass(frozen=True)
