@@ -144,7 +144,9 @@ def base_python() -> str:
     (as the image's /usr/local/bin/python, readable by every user, which the PR user that
     runs the agent needs: docs/security.md), else this one."""
     system = Path("/usr/bin/python3.11")
-    return os.environ.get("IMAGE_VENV_PYTHON") or (str(system) if system.exists() else sys.executable)
+    return os.environ.get("IMAGE_VENV_PYTHON") or (
+        str(system) if system.exists() else sys.executable
+    )
 
 
 def fingerprint() -> str:
