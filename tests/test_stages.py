@@ -67,7 +67,9 @@ def test_the_two_stages_give_what_run_gives(suite: list[str]) -> None:
     assert _results("one.json") == _results("two.json")
     lines = [json.loads(line) for line in Path("t.jsonl").read_text().splitlines()]
     assert lines[0]["traces"] == "agent-eval-traces/1" and lines[0]["runner"] == "command"
-    assert sum("trace" in line for line in lines) == 4 and lines[-1] == {"end": {"cancelled": False}}
+    assert sum("trace" in line for line in lines) == 4 and lines[-1] == {
+        "end": {"cancelled": False}
+    }
 
 
 def test_score_gates_on_a_baseline_as_run_does(suite: list[str]) -> None:
@@ -123,7 +125,10 @@ def test_case_runs_without_a_trace_are_errored_never_passed(suite, capsys) -> No
     assert results.partial
     statuses = {c.eval_id: (c.status, c.note) for c in results.cases}
     assert statuses["order"][0] == "passed"
-    assert statuses["refund"] == ("errored", "run 1: the agent stage ended before this run finished")
+    assert statuses["refund"] == (
+        "errored",
+        "run 1: the agent stage ended before this run finished",
+    )
     # an agent stage that ended but returned no trace for a case-run
     _traces(HEADER, _trace("order"), {"end": {"cancelled": False}})
     assert main(["score", "evals", "--traces", "t.jsonl"]) == 1
