@@ -806,6 +806,14 @@ ROWS: list[Row] = [
         files={"d.evalset.json": GOOD},
     ),
     Row(
+        "fail-on-modifier-alone",
+        "`--fail-on -removed` (a modifier without a policy)",
+        "`--fail-on=-removed`",
+        "name the policy too",
+        argv=run("d.evalset.json", extra=("--fail-on=-removed",)),
+        files={"d.evalset.json": GOOD},
+    ),
+    Row(
         "min-delta-above-one",
         "`--min-delta 2`",
         "`compare ... --min-delta 2`",
