@@ -70,6 +70,7 @@ def test_a_pr_that_deletes_its_regressing_case_fails_unless_accepted(
     )
     assert diff.verdict.reasons == [reason]
     assert diff.verdict.notes[0].startswith("⚠️ 1 case removed since the baseline")
+    assert "::warning::1 case removed since the baseline" in done.stdout  # on the run's page
     (check,) = fake.check_runs.values()
     body = fake.comments_on(7)[0]["body"]
     assert reason.split(" (")[0] in body  # said at the top of the comment, not only below

@@ -133,6 +133,8 @@ def compare_and_publish(
         comment_url = published.comment_url
     why = "; ".join(diff.verdict.reasons) or "nothing regressed"
     print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
+    for note in diff.verdict.notes:  # removals, cases not run, another agent or policy
+        outputs.command("warning", note.removeprefix("⚠️ "))
     values = output_values(
         diff,
         results,
