@@ -53,10 +53,16 @@ def match_cases(baseline: Results, current: Results) -> Matching:
     matching = Matching(renamed=_renames(gone, new))
     matching.common = len(now & before) + len(matching.renamed)
     taken = {case.key for case in matching.renamed.values()}
+    selection = current.run_config.selection
+    read = _Read(
+        {s.eval_set_id for s in current.eval_sets} | {c.eval_set_id for c in current.cases},
+        {s.file for s in current.eval_sets} | {c.file for c in current.cases},
+        {k: set(v) for k, v in selection.unselected.items()} if selection else {},
+    )
     for case in gone:
         if case.key in taken:
             continue
-        if _not_selected(case, current):
+        if _not_selected(case, current, read):
             matching.not_run.append(case)
         else:
             matching.removed.append(case)
@@ -82,13 +88,22 @@ def _renames(gone: list[CaseResult], new: list[CaseResult]) -> dict[CaseKey, Cas
     return renamed
 
 
-def _not_selected(case: CaseResult, current: Results) -> bool:
+@dataclass(frozen=True)
+class _Read:
+    """The eval sets and files the current run read."""
+
+    eval_sets: set[str]
+    files: set[str]
+    unselected: dict[str, set[str]]  # per eval set, the ids a FILE:id filter left out
+
+
+def _not_selected(case: CaseResult, current: Results, read: _Read) -> bool:
     selection = current.run_config.selection
     if selection is None:  # Results from before selections were recorded
         return False
-    if case.eval_id in selection.unselected.get(case.eval_set_id, ()):
+    if case.eval_id in read.unselected.get(case.eval_set_id, ()):
         return True
-    if any(s.eval_set_id == case.eval_set_id or s.file == case.file for s in current.eval_sets):
+    if case.eval_set_id in read.eval_sets or case.file in read.files:
         return False  # its file was read, and the case is not in it
     return not any(covers(path, case.file) for path in selection.paths)
 
