@@ -14,7 +14,13 @@ from helpers.factory import case, results
 
 from agent_eval_action.compare.loading import load_baseline
 from agent_eval_action.github import commits
-from agent_eval_action.github.baseline import BaselineFound, NoBaseline, find_artifact_baseline
+from agent_eval_action.github.baseline import (
+    HISTORY,
+    SKIPPED,
+    BaselineFound,
+    NoBaseline,
+    find_artifact_baseline,
+)
 from agent_eval_action.github.client import GitHub, GitHubError
 
 NAME = "agent-eval-results"
@@ -339,5 +345,6 @@ def test_downloads_are_bounded(gh: GitHub, github_fake, graph, tmp_path: Path) -
     for sha in main:
         push_run(github_fake, sha, zipped({"results.json": b"broken"}))
     found = find(gh, {"main": main, "pr": [main[-1]]}, tmp_path)
-    assert isinstance(found, NoBaseline) and "(and 5 more)" in found.reason
-    assert len(github_fake.calls("download_artifact")) == 8
+    bound = HISTORY + 1 + SKIPPED  # the baseline, its history, and the checks that failed
+    assert isinstance(found, NoBaseline) and f"(and {bound - 3} more)" in found.reason
+    assert len(github_fake.calls("download_artifact")) == bound

@@ -128,6 +128,7 @@ def _choose(
                 artifact_name=settings.baseline_artifact,
                 dest=dest,
                 repository_id=settings.github.repository_id,
+                history=settings.history,
             )
         else:
             from ..github.databranch import DATA_BRANCH, find_branch_baseline
@@ -142,6 +143,7 @@ def _choose(
                 repository_id=settings.github.repository_id,
                 data_branch=DATA_BRANCH,
                 dest=dest,
+                history=settings.history,
             )
     except GitHubError as err:
         if err.status is None or err.status >= 500 or err.status == 429:

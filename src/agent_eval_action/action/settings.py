@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ..core import Axis
 from ..errors import InputError
+from ..github.baseline import HISTORY, MAX_HISTORY
 from ..github.env import GitHubEnv
 from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions
 
@@ -30,6 +31,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "concurrency": str(DEFAULTS.run.concurrency),
     "confirm-runs": str(DEFAULTS.run.confirm_runs),
     "confirm-limit": str(DEFAULTS.run.confirm_limit),
+    "history": str(HISTORY),
     "mode": "auto",
     "baseline": "artifact",
     "baseline-artifact": "agent-eval-results",
@@ -147,6 +149,13 @@ def clean_confirm_runs(text: str) -> int:
 
 def clean_confirm_limit(text: str) -> int:
     return _count("confirm-limit", text, DEFAULTS.run.confirm_limit)
+
+
+def clean_history(text: str) -> int:
+    value = _count("history", text, HISTORY)
+    if value > MAX_HISTORY:
+        raise _bad("history", f"must be at most {MAX_HISTORY}, got {value}")
+    return value
 
 
 def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
@@ -298,6 +307,7 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "concurrency": clean_concurrency,
     "confirm-runs": clean_confirm_runs,
     "confirm-limit": clean_confirm_limit,
+    "history": clean_history,
     "trajectory-policy": clean_trajectory_policy,
     "mode": clean_mode,
     "baseline": clean_baseline,
@@ -332,6 +342,7 @@ class Settings:
     concurrency: int
     confirm_runs: int
     confirm_limit: int
+    history: int
     trajectory_policy: Literal["business", "strict"] | None
     mode: Literal["auto", "run", "compare", "comment", "merge"]
     baseline: Baseline

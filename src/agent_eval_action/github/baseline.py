@@ -30,8 +30,9 @@ from .client import ArtifactExpired, GitHub, GitHubError
 MAX_COMMITS = 50  # ancestors walked from the merge-base, itself included
 MAX_AGE_DAYS = 90  # GitHub's default artifact retention
 MAX_RUN_PAGES = 5  # pages of 100 runs listed at most
-MAX_CANDIDATES = 8  # artifacts downloaded at most (found + history + skipped ones)
-HISTORY = 2  # older baselines collected for noise estimates
+HISTORY = 5  # older baselines collected for noise estimates (the action's `history` input)
+MAX_HISTORY = 20
+SKIPPED = 6  # downloads that may fail their checks before the walk gives up
 RESULTS_NAME = "results.json"
 _LIST_STATUSES = (403, 404, 409, 422)  # answers to a list call that mean "cannot see it"
 
@@ -377,11 +378,11 @@ def find_artifact_baseline(
     older: list[tuple[Path, Results]] = []
     for distance, sha in enumerate(chain):
         if (found is not None and len(older) >= history) or (
-            candidates.downloads >= MAX_CANDIDATES
+            candidates.downloads >= history + 1 + SKIPPED
         ):
             break
         for run in runs.get(sha, []):
-            if candidates.downloads >= MAX_CANDIDATES:
+            if candidates.downloads >= history + 1 + SKIPPED:
                 break
             try:
                 artifact = candidates.artifact_of(run)

@@ -32,8 +32,8 @@ from urllib.parse import quote
 from ..results import Results
 from .baseline import (
     HISTORY,
-    MAX_CANDIDATES,
     MAX_COMMITS,
+    SKIPPED,
     BaselineFound,
     NoBaseline,
     baseline_path,
@@ -308,7 +308,7 @@ def find_branch_baseline(
         entry = stored.get(f"{sha}.json")
         if entry is None:
             continue
-        if (found is not None and len(older) >= history) or tries >= MAX_CANDIDATES:
+        if (found is not None and len(older) >= history) or tries >= history + 1 + SKIPPED:
             break
         tries += 1
         what = f"{data_branch}:{RESULTS_DIR}/{short(sha)}….json"
