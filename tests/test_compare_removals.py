@@ -337,3 +337,18 @@ def test_a_file_id_run_records_its_selection_and_compares_without_removals(
     assert code == 0, diff.verdict
     assert len(diff.not_run) == 3 and not [c for c in diff.cases if c.change == Change.REMOVED]
     assert diff.verdict.notes[0].startswith("⚠️ 3 cases of the baseline not run (selection)")
+
+
+def test_the_recorded_selection_and_policy_are_checked_on_loading():
+    from agent_eval_action.compare.sanity import ResultsRefused, check_results
+
+    bad = selected(results(case("c", {T: [1.0]})), SelectedPath(path="evals/\x1b[31m"))
+    with pytest.raises(ResultsRefused, match=r"run_config\.selection\.paths\[0\]\.path"):
+        check_results(bad, "cur.json")
+    bad = results(case("c", {T: [1.0]}))
+    bad.run_config.gate = GatePolicy(fail_on=["regression"], min_delta={"response": float("nan")})
+    with pytest.raises(ResultsRefused, match=r"run_config\.gate\.min_delta"):
+        check_results(bad, "cur.json")
+    bad = selected(results(case("c", {T: [1.0]})), s=["ok", "new\nline"])
+    with pytest.raises(ResultsRefused, match=r"run_config\.selection\.unselected"):
+        check_results(bad, "cur.json")
