@@ -48,16 +48,21 @@ def diff_of(runner: Runner) -> Diff:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("labels", [(), (ACCEPT,)], ids=["no-label", "accept-label"])
+@pytest.mark.parametrize(
+    ("labels", "fail_on"),
+    [((), ""), ((ACCEPT,), ""), ((), "-removed,regression")],
+    ids=["no-label", "accept-label", "opted-out"],
+)
 def test_a_pr_that_deletes_its_regressing_case_fails_unless_accepted(
-    runner: Runner, baseline_results: bytes, labels: tuple[str, ...]
+    runner: Runner, baseline_results: bytes, labels: tuple[str, ...], fail_on: str
 ):
     fake = runner.fake
     main, head = main_with_baseline(fake, baseline_results)
     fake.add_pull(7, head, main[3], labels=list(labels))
     evals = eval_copy(runner.tmp)
     without_case(evals, GOLD)  # the regressed case, deleted: nothing regresses any more
-    env = runner.env("pull_request", pr_payload(7, head, main[3]), evals=str(evals))
+    inputs = {"evals": str(evals), "fail-on": fail_on}
+    env = runner.env("pull_request", pr_payload(7, head, main[3]), **inputs)
 
     done = runner.run(env)
 
@@ -65,14 +70,19 @@ def test_a_pr_that_deletes_its_regressing_case_fails_unless_accepted(
     diff = diff_of(runner)
     (removed,) = [c for c in diff.cases if c.change == Change.REMOVED]
     assert removed.eval_id == GOLD and diff.verdict.trajectory_regressions == 0
-    reason = (
-        "1 case that passed on the baseline was removed (fail-on regression; -removed opts out)"
-    )
-    assert diff.verdict.reasons == [reason]
     assert diff.verdict.notes[0].startswith("⚠️ 1 case removed since the baseline")
     assert "::warning::1 case removed since the baseline" in done.stdout  # on the run's page
     (check,) = fake.check_runs.values()
     body = fake.comments_on(7)[0]["body"]
+    if fail_on:  # opted out: passes, and the removal is still said
+        assert done.returncode == 0, done.stderr
+        assert diff.verdict.reasons == [] and diff.verdict.decided_by == ["regression", "-removed"]
+        assert check["conclusion"] == "success"
+        return
+    reason = (
+        "1 case that passed on the baseline was removed (fail-on regression; -removed opts out)"
+    )
+    assert diff.verdict.reasons == [reason]
     assert reason.split(" (")[0] in body  # said at the top of the comment, not only below
     if labels:
         assert done.returncode == 0, done.stderr

@@ -280,6 +280,7 @@ def test_a_policy_other_than_the_baselines_is_said_at_the_top():
 
 def test_minus_removed_needs_a_policy():
     assert parse_fail_on("regression,-removed") == ["regression", "-removed"]
+    assert parse_fail_on("-removed, trajectory,-removed") == ["trajectory", "-removed"]
     with pytest.raises(InputError, match=r"name the policy too, e\.g\. regression,-removed"):
         parse_fail_on("-removed")
     with pytest.raises(InputError, match=r"unknown policy removed; use .* \(and -removed after"):

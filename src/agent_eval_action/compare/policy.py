@@ -47,7 +47,10 @@ def parse_fail_on(text: str) -> list[str]:
             f"--fail-on: `{NOT_REMOVED}` only opts a policy out of failing on removed cases; "
             f"name the policy too, e.g. regression,{NOT_REMOVED}"
         )
-    return list(dict.fromkeys(tokens))
+    # the modifier last: a list as the action passes it on (`--fail-on regression,-removed`)
+    # never starts with a dash
+    policies = [t for t in dict.fromkeys(tokens) if t != NOT_REMOVED]
+    return policies + ([NOT_REMOVED] if NOT_REMOVED in tokens else [])
 
 
 def parse_min_delta(text: str) -> tuple[Axis | None, float]:
