@@ -10,8 +10,8 @@ The rules (docs/statistics.md explains them in plain words):
 - A case whose runs disagree on either side is noisy ("flaky"): a flip or drop
   alone proves nothing. With enough runs on both sides it gets an exact
   permutation test, with the false-discovery rate held across cases; in any
-  case its change enters a paired sign-flip test over all noisy cases per axis,
-  which catches a broad degradation no single case shows.
+  case its runs' pass/fail enter a stratified shuffle test over all noisy cases
+  per axis, which catches a broad degradation no single case shows.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
-
-import numpy as np
 
 from ..core import CaseKey
 from ..evalset.models import share_fields_set
@@ -492,16 +490,27 @@ def _summarise(diff: CaseDiff) -> None:
         diff.pattern = Pattern.FUMBLED_SUMMARY
 
 
-def _axis_runs(metrics: list[MetricDiff], side: str) -> list[float]:
-    """Per run, the mean score of the given metrics on one side."""
-    columns = [getattr(m, f"{side}_runs") for m in metrics]
-    return [sum(run) / len(run) for run in zip(*columns, strict=True)]
+def _axis_passes(metrics: list[MetricDiff], side: str) -> list[float]:
+    """Per run on one side, the share of the given metrics that the run passed (its score
+    reached the metric's threshold, as a case passes; a score that could not be computed
+    never passes)."""
+    columns = []
+    for m in metrics:
+        threshold = m.threshold
+        runs = getattr(m, f"{side}_runs")
+        columns.append(
+            [float(s is not None and threshold is not None and s >= threshold) for s in runs]
+        )
+    return [sum(run) / len(run) for run in zip(*columns, strict=False)]
 
 
 def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
-    """Per axis, a stratified shuffle test over the noisy cases: did they get worse together?"""
+    """Per axis, a stratified shuffle test over the noisy cases: did their runs pass less
+    often together? Each run counts by the share of the axis's metrics it passed (per-run
+    pass/fail: the wording of a right or a wrong answer moves its score, not its verdict);
+    the report's mean change is that of the scores."""
     axes: tuple[Axis, ...] = ("trajectory", "response")
-    arrays: list = []
+    strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
     for case in cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
@@ -512,21 +521,20 @@ def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
         }
         if not any(noisy.values()):
             continue
-        sides = {}
+        sides = []
         for side in ("baseline", "current"):
-            runs = max(len(getattr(m, f"{side}_runs")) for ms in noisy.values() for m in ms)
-            columns = [
-                _axis_runs(noisy[axis], side) if noisy[axis] else [0.0] * runs for axis in axes
-            ]
-            sides[side] = np.array(columns, dtype=float).T
-        arrays.append((sides["baseline"], sides["current"]))
+            columns = {axis: _axis_passes(noisy[axis], side) for axis in axes if noisy[axis]}
+            runs = min(len(column) for column in columns.values())
+            padded = [columns.get(axis, [0.0] * runs)[:runs] for axis in axes]
+            sides.append(list(zip(*padded, strict=True)))
+        strata.append((sides[0], sides[1]))
         for axis in axes:
             if noisy[axis]:
                 deltas[axis].append(sum(m.delta for m in noisy[axis]) / len(noisy[axis]))  # type: ignore[misc]
     tested = [axis for axis in axes if deltas[axis]]
     if not tested:
         return []
-    p_values = stats.stratified_shift_p(arrays, axes)
+    p_values = stats.stratified_shift_p(strata, axes)
     tests = []
     for axis in tested:
         values = deltas[axis]

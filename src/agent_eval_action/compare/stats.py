@@ -3,16 +3,23 @@
 - `runs_worse_p`: per case, an exact one-sided permutation test on the runs'
   scores: how likely is a current mean this far below the baseline mean if the
   runs of both sides came from one and the same agent?
-- `stratified_shift_p`: over cases and axes, did the current runs score lower
-  than the baseline runs across the suite? Within each case, the runs of both
-  sides are shuffled between the sides (under "nothing changed" any split is as
-  likely); each axis is judged against the largest standardised drop of any
+- `stratified_shift_p`: over cases and axes, did the current runs do worse than
+  the baseline runs across the suite? The engine gives it one value per run and
+  axis: the share of the axis's metrics that the run passed. Within each case,
+  the runs of both sides are shuffled between the sides (under "nothing changed"
+  any split is as likely); per axis the statistic is the Cochran-Mantel-Haenszel
+  one: summed over cases, how far the current runs' total falls short of their
+  share of the case's pooled total, standardised by its exact variance under
+  shuffling. Each axis is judged against the largest standardised drop of any
   axis under the same shuffle (Westfall-Young max-T), so one alpha covers all
   axes however they are correlated. With many informative cases the shuffle
   distribution is replaced by its normal limit (same mean, variances and
-  covariances), which is exact enough there and fast.
+  covariance: `max_t_p`), with few it is drawn.
 - `benjamini_hochberg`: which of many per-case tests stay significant when the
   expected share of false alarms among them is held at `q`.
+
+`drop_moments` and `max_t_p` take leading batch dimensions, so bench/gate_trust.py
+computes thousands of simulated suites' tests at once with the engine's own code.
 
 Random draws use a seed derived from the data, so a verdict is reproducible.
 """
@@ -30,6 +37,9 @@ import numpy as np
 EPSILON = 1e-9
 DRAWS = 10_000
 EXACT_SPLITS = 20_000  # permutations of runs enumerated up to this many
+NORMAL_LIMIT_CASES = 30  # informative cases from which the normal limit is used
+# Gauss-Legendre nodes for the joint tail of two standard normals (exact to ~1e-15 here).
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(32)
 
 
 def _seed(values: Sequence[float]) -> int:
@@ -37,85 +47,119 @@ def _seed(values: Sequence[float]) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-NORMAL_LIMIT_CASES = 30  # informative cases from which the normal limit is used
+Case = tuple[Sequence[Sequence[float]], Sequence[Sequence[float]]]
 
 
-def stratified_shift_p(
-    cases: Sequence[tuple[np.ndarray, np.ndarray]], axes: Sequence[str]
-) -> dict[str, float]:
-    """Per axis, the one-sided p-value (adjusted over axes) that current runs scored this much
-    lower than baseline runs across cases by chance.
+def stratified_shift_p(cases: Sequence[Case], axes: Sequence[str]) -> dict[str, float]:
+    """Per axis, the one-sided p-value (adjusted over axes) that the current runs fell this
+    far short of the baseline runs across cases by chance.
 
-    Each case is (baseline runs x axes, current runs x axes) of run scores; an axis a case
-    lacks is a constant column (it then weighs nothing).
+    Each case is (baseline runs x axes, current runs x axes) of per-run values (the engine
+    gives pass shares); an axis a case lacks is a constant column (it then weighs nothing).
+    A case with no run on a side, or whose runs are all alike, cannot move under shuffling
+    and is left out.
     """
-    informative = []
+    groups: dict[tuple[int, int], list[list[Sequence[float]]]] = {}
     for base, cur in cases:
-        pooled = np.vstack([base, cur])
-        variance = pooled.var(axis=0)
-        if np.all(variance <= EPSILON):
-            continue  # every run scored the same: no shuffle changes anything
-        informative.append((base, cur, pooled, variance))
+        if len(base) and len(cur):
+            groups.setdefault((len(base), len(cur)), []).append([*base, *cur])
+    drop = np.zeros(len(axes))
+    covariance = np.zeros((len(axes), len(axes)))
+    informative: list[tuple[int, np.ndarray]] = []
+    for (n_base, _), members in groups.items():
+        pooled = np.array(members, dtype=float).reshape(len(members), -1, len(axes))
+        moments = drop_moments(pooled, n_base)
+        drop += moments[0].sum(axis=0)
+        covariance += moments[1].sum(axis=0)
+        informative.extend((n_base, runs) for runs in pooled[moments[2]])
     if not informative:
         return dict.fromkeys(axes, 1.0)
-    # The observed drop, summed over cases, and its variance and covariances under shuffling.
-    observed = np.zeros(len(axes))
-    covariance = np.zeros((len(axes), len(axes)))
-    for base, cur, pooled, _ in informative:
-        observed -= cur.mean(axis=0) - base.mean(axis=0)  # larger = worse
-        factor = len(pooled) / (len(pooled) - 1) * (1 / len(base) + 1 / len(cur))
-        centred = pooled - pooled.mean(axis=0)
-        covariance += factor * (centred.T @ centred) / len(pooled)
-    scale = np.sqrt(np.diag(covariance))
+    if len(informative) >= NORMAL_LIMIT_CASES:
+        p_values = max_t_p(drop, covariance)
+    else:
+        p_values = _shuffle_p(informative, drop, covariance)
+    return {axis: float(p) for axis, p in zip(axes, p_values, strict=True)}
+
+
+def drop_moments(pooled: np.ndarray, n_base: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each case's share of the stratified statistic and of its variance under shuffling.
+
+    `pooled` is (..., runs, axes): a case's baseline runs (the first `n_base`), then its
+    current runs. Returned, per case: the drop (..., axes), how far the current runs' total
+    falls short of what shuffling gives them on average (their share of the pooled total;
+    larger is worse); its covariance under shuffling (..., axes, axes), sampling without
+    replacement; and whether any axis varies at all (...). A case that does not vary adds
+    exactly nothing.
+    """
+    n_total = pooled.shape[-2]
+    n_current = n_total - n_base
+    mean = pooled.mean(axis=-2)
+    centred = pooled - mean[..., None, :]
+    spread = np.einsum("...ra,...rb->...ab", centred, centred)
+    informative = np.any(np.diagonal(spread, axis1=-2, axis2=-1) / n_total > EPSILON, axis=-1)
+    drop = n_current * mean - pooled[..., n_base:, :].sum(axis=-2)
+    covariance = spread * (n_base * n_current / (n_total * (n_total - 1)))
+    drop = np.where(informative[..., None], drop, 0.0)
+    covariance = np.where(informative[..., None, None], covariance, 0.0)
+    return drop, covariance, informative
+
+
+def max_t_p(drop: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+    """Per axis, P(the largest standardised drop of any axis >= this axis's observed one)
+    when the drops are normal with this covariance (one or two axes; leading dimensions are
+    independent problems). An axis that cannot move gets 1.0 and takes no part."""
+    scale = np.sqrt(np.clip(np.diagonal(covariance, axis1=-2, axis2=-1), 0.0, None))
+    moved = scale > EPSILON
+    z = np.where(moved, drop / np.where(moved, scale, 1.0), 0.0)
+    tail = _upper_tail(z)
+    if drop.shape[-1] == 2:
+        both = np.all(moved, axis=-1)
+        product = np.where(both, scale[..., 0] * scale[..., 1], 1.0)
+        rho = np.clip(np.where(both, covariance[..., 0, 1] / product, 0.0), -1.0, 1.0)
+        joint = _joint_upper_tail(z, rho[..., None])
+        tail = np.where(both[..., None], 2 * tail - joint, tail)
+    elif drop.shape[-1] != 1:
+        raise ValueError("max-T is implemented for one or two axes")
+    return np.where(moved, np.clip(tail, 0.0, 1.0), 1.0)
+
+
+def _upper_tail(z: np.ndarray) -> np.ndarray:
+    """P(Z >= z) for a standard normal Z, elementwise."""
+    erfc = np.frompyfunc(math.erfc, 1, 1)
+    return 0.5 * np.asarray(erfc(np.asarray(z, dtype=float) / math.sqrt(2)), dtype=float)
+
+
+def _joint_upper_tail(z: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """P(Z1 >= z, Z2 >= z) for standard normals with correlation rho (Sheppard's formula:
+    the tail at rho = 0 plus the integral of the density at (z, z) over the correlation,
+    with rho = sin(theta); the integrand is smooth for every rho in [-1, 1])."""
+    top = np.arcsin(rho)
+    theta = (top[..., None] / 2) * (_NODES + 1)  # (..., axes, nodes)
+    integrand = np.exp(-(z[..., None] ** 2) / (1 + np.sin(theta)))
+    integral = (top / 2) * (integrand @ _WEIGHTS)
+    return _upper_tail(z) ** 2 + integral / (2 * math.pi)
+
+
+def _shuffle_p(
+    informative: list[tuple[int, np.ndarray]], drop: np.ndarray, covariance: np.ndarray
+) -> np.ndarray:
+    """max-T p-values from draws: the runs of each case shuffled between the sides."""
+    scale = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     moved = scale > EPSILON
     if not np.any(moved):
-        return dict.fromkeys(axes, 1.0)
-    z = observed[moved] / scale[moved]
-    if len(informative) >= NORMAL_LIMIT_CASES:
-        correlation = covariance[np.ix_(moved, moved)] / np.outer(scale[moved], scale[moved])
-        tails = [_normal_max_tail(value, correlation) for value in z]
-    else:
-        largest = _shuffle_maxima(informative, scale, moved)
-        tails = [float((1 + np.sum(largest >= value - EPSILON)) / (1 + DRAWS)) for value in z]
-    p_values = dict.fromkeys(axes, 1.0)
-    for axis, tail in zip([a for a, m in zip(axes, moved, strict=True) if m], tails, strict=True):
-        p_values[axis] = tail
-    return p_values
-
-
-def _normal_tail(x: np.ndarray | float) -> np.ndarray:
-    return 0.5 * np.vectorize(math.erfc)(np.asarray(x) / math.sqrt(2))
-
-
-def _normal_max_tail(z: float, correlation: np.ndarray) -> float:
-    """P(the largest of one or two standard normals with this correlation is >= z)."""
-    if len(correlation) == 1:
-        return float(_normal_tail(z))
-    rho = float(np.clip(correlation[0, 1], -1.0, 1.0))
-    # P(Z1 >= z or Z2 >= z) = 2 P(Z1 >= z) - P(Z1 >= z, Z2 >= z); the joint tail by quadrature.
-    x = np.linspace(z, z + 12.0, 4001)
-    density = np.exp(-(x**2) / 2) / math.sqrt(2 * math.pi)
-    spread = math.sqrt(max(1.0 - rho**2, 0.0))
-    both = (
-        _normal_tail((z - rho * x) / spread)
-        if spread > 1e-6
-        else (rho * x >= z - EPSILON).astype(float)
-    )
-    joint = float(np.trapezoid(density * both, x))
-    return min(1.0, 2 * float(_normal_tail(z)) - joint)
-
-
-def _shuffle_maxima(informative: list, scale: np.ndarray, moved: np.ndarray) -> np.ndarray:
-    """Draws of the largest standardised drop over axes, shuffling runs within each case."""
-    rng = np.random.default_rng(
-        _seed([float(x) for _, _, pooled, _ in informative for x in pooled.ravel()])
-    )
+        return np.ones(len(scale))
+    values = [float(n) for n, runs in informative for n in (n, *runs.ravel())]
+    rng = np.random.default_rng(_seed(values))
     totals = np.zeros((DRAWS, len(scale)))
-    for base, _, pooled, _ in informative:
-        order = rng.random((DRAWS, len(pooled))).argsort(axis=1)
-        shuffled = pooled[order]  # draws x runs x axes
-        totals -= shuffled[:, len(base) :].mean(axis=1) - shuffled[:, : len(base)].mean(axis=1)
-    return (totals[:, moved] / scale[moved]).max(axis=1)
+    for n_base, runs in informative:
+        order = rng.random((DRAWS, len(runs))).argsort(axis=1)
+        current = runs[order[:, n_base:]]  # draws x current runs x axes
+        totals += (len(runs) - n_base) * runs.mean(axis=0) - current.sum(axis=1)
+    largest = (totals[:, moved] / scale[moved]).max(axis=1)
+    observed = drop[moved] / scale[moved]
+    p_values = np.ones(len(scale))
+    p_values[moved] = (1 + np.sum(largest[:, None] >= observed - EPSILON, axis=0)) / (1 + DRAWS)
+    return p_values
 
 
 def runs_worse_p(baseline: Sequence[float], current: Sequence[float]) -> float:
