@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from types import FrameType
 
+from ..compare.loading import load_results
 from ..compare.model import Diff
 from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
@@ -316,7 +317,9 @@ def run_evals(
         code = children.call(_module(score), score_environment(settings), after_cancel=True)
         files = [copied]
 
-        def confirm(wanted: list[tuple[CaseKey, str]], round_number: int) -> Diff | None:
+        def confirm(
+            wanted: list[tuple[CaseKey, str]], round_number: int
+        ) -> tuple[Diff, Results] | None:
             nonlocal code
             plan = user.scratch / f"confirm-{round_number}.json"
             run = settings.num_runs + round_number
@@ -333,20 +336,25 @@ def run_evals(
             code = children.call(_module(again), score_environment(settings))
             if code not in (EXIT_PASS, EXIT_GATE_FAILED):
                 return None
-            return Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
+            return _diff(out_dir), load_results(str(results))
 
         warnings: list[str] = []
         confirming = gate and baseline is not None and settings.shard is None
         if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
-            first = Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
             _, warnings = rounds(
-                first,
+                _diff(out_dir),
+                load_results(str(results)),
                 known=known,
                 runs=settings.confirm_runs,
                 limit=settings.confirm_limit,
                 confirm=confirm,
             )
     return RunOutcome(code=code, results_path=results, warnings=warnings)
+
+
+def _diff(out_dir: Path) -> Diff:
+    """The score stage's diff.json (it ran none of the PR's code)."""
+    return Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
 
 
 MAX_TRACES_BYTES = 4 * 1024**3

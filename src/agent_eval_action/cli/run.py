@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
     from ..pipeline.score import Scored
+    from ..results import Results
     from ..runners import Runner
     from ..traces import CaseRuns
 
@@ -183,7 +184,9 @@ def _confirmed(
         return scored
     runs_so_far, latest = case_runs, scored
 
-    def confirm(wanted: list[tuple[CaseKey, str]], round_number: int) -> Diff | None:
+    def confirm(
+        wanted: list[tuple[CaseKey, str]], round_number: int
+    ) -> tuple[Diff, Results] | None:
         nonlocal runs_so_far, latest
         plan = confirmation_plan(job.plan, wanted, job.plan.num_runs + round_number)
         new = run_cases(plan, runner)
@@ -197,10 +200,11 @@ def _confirmed(
         latest = scored_runs(runs_so_far, latest.judged)
         if new.cancelled:
             return None
-        return gating.gate(latest.results, job.baseline, gate)
+        return gating.gate(latest.results, job.baseline, gate), latest.results
 
     _, warnings = rounds(
         gating.gate(scored.results, job.baseline, gate),
+        scored.results,
         known=job.baseline.known,
         runs=job.options.confirm_runs,
         limit=job.options.confirm_limit,

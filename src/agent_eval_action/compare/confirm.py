@@ -8,12 +8,17 @@ what they re-ran to confirm), so `compare` reproduces the verdict from the files
 
 - the case is compared as its own runs scored it (`original`): re-runs never change the
   scores that made the regression;
-- the regression stands if every re-run showed it again ("confirmed in 3/3 re-runs"),
-  and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"), the case
-  flaky; a broad drop over many such cases is still caught by the suite-level test.
+- a flip seen in one run of a case that varies on main is re-run too: it would otherwise
+  pass as noise, and a real regression in a noisy case would be missed;
+- each regressed metric stands if every re-run showed it again ("confirmed in 3/3
+  re-runs"), and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"),
+  the case flaky; a broad drop over many such cases is still caught by the suite-level test.
 
-A case known to be deterministic (two or more runs on main, the baseline's or older ones',
-that all did the same thing) is not re-run: its change is real at once.
+A case known to be deterministic is not re-run: its change is real at once. That takes
+two or more runs on each side that all did the same thing (on main: the baseline's and
+older baselines' runs; here: this run's own). Runs on main alone are not enough: a case
+that rewords its answer 30% of the time does the same thing three runs in a row about one
+time in three, and a single run here would then be blamed for noise.
 """
 
 from __future__ import annotations
@@ -77,43 +82,63 @@ def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
 
 
 def settle(diff: CaseDiff, current: CaseResult, policy: Policy) -> None:
-    """Decide a regressed case from its confirmation re-runs, if it has any."""
+    """Decide a regressed case from its confirmation re-runs, if it has any: each regressed
+    metric stands if every re-run showed it again, and is likely noise otherwise."""
     confirming = [i for i, run in enumerate(current.runs) if run.confirms is not None]
-    regressed = [m for m in diff.metrics if m.change in REGRESSIONS]
+    regressed = [m for m in diff.metrics if _to_confirm(m)]
     if not confirming or not regressed:
         return
-    reproduced = sum(
-        all(_shows_again(m, current.metrics.get(m.metric), i, policy) for m in regressed)
-        for i in confirming
-    )
-    diff.confirmation = Confirmation(runs=len(confirming), reproduced=reproduced)
-    if reproduced == len(confirming):
-        for m in regressed:
-            m.reason = f"{m.reason}; confirmed in {reproduced}/{len(confirming)} re-runs"
-        return
+    counts = {
+        m.metric: sum(_shows_again(m, current.metrics.get(m.metric), i, policy) for i in confirming)
+        for m in regressed
+    }
+    runs = len(confirming)
+    diff.confirmation = Confirmation(runs=runs, reproduced=max(counts.values()))
     for m in regressed:
+        if counts[m.metric] == runs:
+            if m.pending is not None:  # one run looked like noise on main; the re-runs say not
+                m.change, m.pending = m.pending, None
+                m.reason = f"{_moved(m)}, though the case varies on main"
+            m.reason = f"{m.reason}; confirmed in {runs}/{runs} re-runs"
+            continue
+        m.pending = None
         both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
         m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
         m.reason = (
-            f"not reproduced: {reproduced}/{len(confirming)} re-runs showed it again, likely "
+            f"not reproduced: {counts[m.metric]}/{runs} re-runs showed it again, likely "
             f"noise (the first run: {m.reason})"
         )
         m.noisy = True
-    diff.flaky = diff.likely_noise = True
+        diff.flaky = True
+    if max(counts.values()) < runs:
+        diff.likely_noise = True
+
+
+def _to_confirm(m: MetricDiff) -> bool:
+    """A regression, or a flip or drop that looked like noise only because the case varies
+    on main: re-runs decide both."""
+    return m.change in REGRESSIONS or m.pending in REGRESSIONS
+
+
+def _moved(m: MetricDiff) -> str:
+    scores = f"{m.baseline_score or 0.0:.3f} -> {m.current_score or 0.0:.3f}"
+    return (
+        f"passed -> failed ({scores})" if m.pending == Change.NEW_FAILURE else f"dropped {scores}"
+    )
 
 
 def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: Policy) -> bool:
     score = metric.runs[run] if metric is not None and run < len(metric.runs) else None
     if score is None or m.threshold is None:
         return False
-    if m.change == Change.NEW_FAILURE:
+    if Change.NEW_FAILURE in (m.change, m.pending):
         return score < m.threshold
     base = m.baseline_score if m.baseline_score is not None else 0.0
     return base - score >= policy.min_delta[m.axis] - EPSILON and score < base - EPSILON
 
 
 def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:
-    """Two or more finished runs of the case on main, and all did the same thing."""
+    """Two or more finished runs of the case in these Results, and all did the same thing."""
     fingerprints = [
         _behaviour_text(run)
         for results in known
@@ -125,17 +150,20 @@ def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:
     return len(fingerprints) >= 2 and len(set(fingerprints)) == 1
 
 
-def to_confirm(diff: Diff, known: Sequence[Results], runs: int) -> list[tuple[CaseKey, str]]:
+def to_confirm(
+    diff: Diff, current: Results, known: Sequence[Results], runs: int
+) -> list[tuple[CaseKey, str]]:
     """The cases to re-run once more, with what the re-run confirms: regressed cases not
-    known to be deterministic, whose re-runs so far all showed it again, up to `runs`."""
+    known to be deterministic on both sides (`known`: main's Results), whose re-runs so far
+    all showed it again, up to `runs`."""
     wanted = []
     for case in diff.cases:
-        regressed = [m for m in case.metrics if m.change in REGRESSIONS]
+        regressed = [m for m in case.metrics if _to_confirm(m)]
         if not regressed:
             continue
         key = CaseKey(case.eval_set_id, case.eval_id)
         done = case.confirmation
-        if done is None and known_deterministic(key, known):
+        if done is None and known_deterministic(key, known) and known_deterministic(key, [current]):
             continue
         if done is not None and (done.reproduced < done.runs or done.runs >= runs):
             continue

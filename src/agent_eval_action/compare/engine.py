@@ -389,6 +389,9 @@ def _compare_metric(
         diff.reason = "within noise: " + (
             "flaky on main's history" if known_flaky and not noisy else "runs disagree"
         )
+        if known_flaky and not noisy and (flip or drop):
+            # one run against a case that varies on main: only re-runs can tell (confirm.py)
+            diff.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
         base_runs = [s for s in base.runs if s is not None]
         cur_runs = [s for s in cur.runs if s is not None]
         if noisy and min(len(base_runs), len(cur_runs)) >= policy.case_min_runs:

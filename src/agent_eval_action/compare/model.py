@@ -57,6 +57,9 @@ class MetricDiff(BaseModel):
     baseline_runs: list[float | None] = Field(default_factory=list)
     current_runs: list[float | None] = Field(default_factory=list)
     noisy: bool = False  # runs disagree on either side
+    # a flip or drop seen in one run of a case that varies on main: what it would be if
+    # confirmation re-runs showed it again (compare/confirm.py)
+    pending: Change | None = None
     p_value: float | None = None  # per-case test, when there were enough runs
     change: Change
     reason: str = ""  # one line: why this change was decided

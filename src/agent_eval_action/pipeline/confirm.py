@@ -49,18 +49,19 @@ def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, str]], run: in
 
 def rounds(
     diff: Diff,
+    current: Results,
     *,
     known: Sequence[Results],
     runs: int,
     limit: int,
-    confirm: Callable[[list[tuple[CaseKey, str]], int], Diff | None],
+    confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
 ) -> tuple[Diff, list[str]]:
     """Run confirmation rounds until nothing is left to confirm; (the last diff, warnings).
     `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
-    everything again and returns the new diff, or None when it was cancelled."""
+    everything again and returns the new diff and Results, or None when it was cancelled."""
     used, warnings = 0, []
     for round_number in range(1, runs + 1):
-        wanted = to_confirm(diff, known, runs)
+        wanted = to_confirm(diff, current, known, runs)
         if used + len(wanted) > limit:
             kept = wanted[: max(0, limit - used)]
             warnings.append(LIMIT_REACHED.format(limit=limit, left=len(wanted) - len(kept)))
@@ -75,5 +76,5 @@ def rounds(
         new = confirm(wanted, round_number)
         if new is None:
             break
-        diff = new
+        diff, current = new
     return diff, warnings

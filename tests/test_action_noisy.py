@@ -1,0 +1,110 @@
+"""An LLM-like agent at default settings (one run per case) through the action: an unchanged
+agent passes, with main's history and without, its noise sorted out by confirmation re-runs;
+a real regression (one tool no longer called) fails. The rates behind this are measured in
+bench/gate_trust.py; these seeds are fixed examples."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.action_harness import Runner, clean_env, pr_payload, zipped
+from helpers.paths import ROOT, WORKERS, python_command
+
+pytestmark = pytest.mark.e2e
+
+NOISY = WORKERS / "noisy_agent.py"
+
+
+def _suite(folder: Path) -> Path:
+    cases = [
+        {
+            "eval_id": f"order{n}",
+            "conversation": [
+                {
+                    "user_content": {
+                        "role": "user",
+                        "parts": [{"text": f"When does order {n} ship?"}],
+                    },
+                    "final_response": {
+                        "role": "model",
+                        "parts": [{"text": f"Order {n} ships on Monday."}],
+                    },
+                    "intermediate_data": {"tool_uses": [{"name": "lookup", "args": {"id": n}}]},
+                }
+            ],
+        }
+        for n in range(6)
+    ]
+    evals = folder / "evals"
+    evals.mkdir(exist_ok=True)
+    (evals / "orders.evalset.json").write_text(
+        json.dumps({"eval_set_id": "orders", "eval_cases": cases})
+    )
+    return evals
+
+
+def _results_of(evals: Path, seed: str, out: Path) -> bytes:
+    argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(out)]
+    argv += ["--command", python_command(NOISY, seed)]
+    subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True, check=False)
+    return out.read_bytes()
+
+
+def _main_with_history(runner: Runner, evals: Path) -> tuple[list[str], str]:
+    """main: three push runs with baselines (seeds main-0..2), a PR off the third."""
+    fake = runner.fake
+    main = fake.linear_history(4)
+    for index in range(3):
+        data = _results_of(evals, f"main-{index}", runner.tmp / f"main-{index}.json")
+        run = fake.add_workflow_run(
+            head_sha=main[index], path=".github/workflows/agent-eval.yml", event="push"
+        )
+        fake.add_artifact(
+            "agent-eval-results", zipped({"results.json": data}), run_id=run["id"], digest=True
+        )
+    head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[3])
+    return main, head
+
+
+def _pr(runner: Runner, seed: str, *, dropped: str | None = None, history: str = "5"):
+    evals = _suite(runner.tmp)
+    main, head = _main_with_history(runner, evals)
+    command = python_command(NOISY, seed, *([dropped] if dropped else []))
+    env = runner.env(
+        "pull_request",
+        pr_payload(7, head, main[3]),
+        evals=str(evals),
+        command=command,
+        history=history,
+    )
+    done = runner.run(env)
+    diff = json.loads((runner.out_dir / "diff.json").read_text())
+    return done, diff
+
+
+@pytest.mark.parametrize("history", ["5", "0"])
+@pytest.mark.parametrize("seed", ["4", "5", "17", "20", "22"])  # 20 and 22: the other tool path
+def test_an_unchanged_noisy_agent_passes(runner: Runner, seed: str, history: str):
+    done, diff = _pr(runner, seed, history=history)
+    assert done.returncode == 0, done.stdout + done.stderr
+    noise = [c for c in diff["cases"] if c["confirmation"]]
+    for case in noise:  # every flip seen was re-run, and not reproduced
+        assert case["confirmation"]["reproduced"] < case["confirmation"]["runs"]
+        assert case["flaky"] and case["change"] not in ("regressed", "new_failure")
+    if history == "0":
+        assert noise  # with nothing known about main, the flips of run 1 were re-run
+
+
+@pytest.mark.parametrize("seed", ["4", "17", "20"])
+def test_a_tool_no_longer_called_fails(runner: Runner, seed: str):
+    done, diff = _pr(runner, seed, dropped="lookup")
+    assert done.returncode == 1, done.stdout + done.stderr
+    changes = {c["eval_id"]: c["axes"].get("trajectory") for c in diff["cases"]}
+    assert set(changes.values()) == {"new_failure"}, changes
+    confirmed = [c["confirmation"] for c in diff["cases"]]
+    assert all(c is None or c["reproduced"] == c["runs"] == 3 for c in confirmed), confirmed
