@@ -313,3 +313,18 @@ def test_without_isolation_the_log_and_the_report_say_so_once(runner: Runner):
     assert done.stdout.count("::warning::no isolation: ") == 1, done.stdout
     (comment,) = runner.fake.comments_on(7)
     assert comment["body"].count("No isolation") == 1
+
+
+def test_templates_are_compiled_before_the_prs_code_runs(monkeypatch):
+    from agent_eval_action.report import render
+
+    render.preload()
+    env = render._environment()
+    names = env.list_templates(extensions=["j2"])
+    compiled = {name: env.get_template(name) for name in names}
+
+    def no_reading(*_):  # whatever the PR's code writes to a template file later
+        raise AssertionError("a template file was read after the PR's code could run")
+
+    monkeypatch.setattr(env.loader, "get_source", no_reading)
+    assert all(env.get_template(name) is compiled[name] for name in names)

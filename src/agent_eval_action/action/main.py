@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
 from ..github.client import GitHub, GitHubError
 from ..github.env import GitHubEnv
-from ..report import escape
+from ..report import escape, render
 from . import outputs
 from .agent_run import Cancelled, Children
 from .context import Context
@@ -34,6 +34,7 @@ def main(env: Mapping[str, str] | None = None) -> int:
     environ = os.environ if env is None else env
     children = Children()
     children.install()
+    render.preload()  # before any of the PR's code runs (docs/security.md)
     try:
         settings = parse_settings(environ)
         keys = (

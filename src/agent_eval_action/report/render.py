@@ -46,6 +46,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,
+        auto_reload=False,  # compiled once: a template file changed later is not read again
     )
     env.filters.update(
         text=escape.text,
@@ -63,6 +64,14 @@ def _environment() -> jinja2.Environment:
         md=Md,  # for strings built in the template from escaped parts only
     )
     return env
+
+
+def preload() -> None:
+    """Compile every template now. The action calls this before any of the PR's code runs,
+    so nothing that code could write to a template file later is ever rendered."""
+    env = _environment()
+    for name in env.list_templates(extensions=["j2"]):
+        env.get_template(name)
 
 
 def page(
