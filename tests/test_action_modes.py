@@ -214,3 +214,13 @@ def test_the_adk_example_through_the_action(runner: Runner):
     out = runner.outputs()
     assert out["verdict"] == "pass" and out["baseline-sha"] == main[0]
     assert "still failing" in fake.comments_on(7)[0]["body"].lower()
+
+
+def test_a_baseline_path_input_that_does_not_exist_is_bad_input(runner: Runner, tmp_path: Path):
+    main = runner.fake.linear_history(2)
+    head = runner.fake.linear_history(1, parent=main[1], prefix="pr", branch="feature")[0]
+    runner.fake.add_pull(7, head, main[1])
+    payload = pr_payload(7, head, main[1])
+    done = runner.run(runner.env("pull_request", payload, baseline=str(tmp_path / "gone.json")))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "input baseline: no such file" in done.stderr

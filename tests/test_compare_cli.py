@@ -136,7 +136,6 @@ def test_bad_gate_flags_exit_2(files, capsys, flag):
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        (None, "does not exist"),
         ("{not json", "unreadable"),
         ('{"schema": "agent-eval-results/9"}', "newer agent-eval-action"),
         ('{"schema": "agent-eval-results/1", "cases": 3}', "unreadable"),
@@ -148,6 +147,11 @@ def test_unusable_baseline_means_no_baseline_said_loudly(files, capsys, content,
     assert main(["compare", "--baseline", "bad.json", "--current", "same.json"]) == 0
     out = capsys.readouterr().out
     assert "No baseline:" in out and reason in out
+
+
+def test_a_baseline_path_that_does_not_exist_is_bad_input(files, capsys):
+    assert main(["compare", "--baseline", "gone.json", "--current", "same.json"]) == 2
+    assert capsys.readouterr().err.startswith("error: gone.json: --baseline: no such file")
 
 
 def test_bad_current_results_exit_2(files, capsys):
@@ -238,3 +242,16 @@ def test_merge_rejects_mixed_partitions(tmp_path, monkeypatch, capsys):
     save("shard2.json", other)
     assert main(["merge", *first, "--out", "m.json"]) == 2
     assert "shard2.json: the partition differs from shard1.json's" in capsys.readouterr().err
+
+
+def test_multi_value_flags_repeat_and_leave_the_eval_paths_alone():
+    from agent_eval_action.cli.args import spread
+
+    assert spread(["run", "--adk-history", "h", "evals"]) == ["run", "--adk-history", "h", "evals"]
+    assert spread(["run", "e", "--history", "a", "b", "--out", "x"]) == [
+        "run", "e", "--history", "a", "--history", "b", "--out", "x",
+    ]  # fmt: skip
+    assert spread(["run", "e", "--history", "a", "b", "--"]) == [
+        "run", "e", "--history", "a", "--history", "b", "--",
+    ]  # fmt: skip
+    assert spread(["run", "--history", "a", "e1", "e2"]) == ["run", "--history", "a", "e1", "e2"]

@@ -347,7 +347,13 @@ def test_run_with_an_unchanged_agent_and_a_still_failing_case_passes_the_regress
     assert code == 1
 
 
-def test_run_with_a_missing_baseline_says_so_and_uses_thresholds(write, capsys):
-    code, _ = run(write, GOOD, "--baseline", "nowhere.json")
-    captured = capsys.readouterr()
-    assert code == 0 and "NO BASELINE" in captured.err and "No baseline:" in captured.out
+def test_run_with_a_missing_baseline_file_is_bad_input(write, capsys):
+    write("evals/weather.evalset.json", WEATHER)
+    write("table.json", GOOD)
+    agent = ["--command", python_command(TABLE_AGENT, "table.json")]
+    assert main(["run", "evals", *agent, "--baseline", "nowhere.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "error: nowhere.json: --baseline: no such file (leave it out to judge by thresholds)"
+    )
+    assert not Path("results.json").exists()  # refused before any agent ran

@@ -245,7 +245,7 @@ def agent_arguments(settings: Settings) -> list[str]:
             assert settings.adk_api is not None
             return ["--adk-api", settings.adk_api.url, "--adk-app", settings.adk_api.app]
         case _:
-            return ["--adk-history", *(settings.adk_history or ())]
+            return [arg for path in settings.adk_history or () for arg in ("--adk-history", path)]
 
 
 def run_arguments(
@@ -282,7 +282,7 @@ def run_arguments(
     for axis, value in settings.min_delta:
         score += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
     if baseline is not None and history:
-        score += ["--history", *map(str, history)]
+        score += [arg for path in history for arg in ("--history", str(path))]
     return run_cases, score
 
 

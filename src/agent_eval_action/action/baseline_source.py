@@ -55,6 +55,9 @@ def _none(reason: str) -> ChosenBaseline:
 
 
 def _from_file(path: Path) -> ChosenBaseline:
+    from ..pipeline.gate import require_file
+
+    require_file(str(path), "input baseline")
     results, reason = load_baseline(str(path))
     if results is None:
         return _none(reason or "the baseline is unusable")

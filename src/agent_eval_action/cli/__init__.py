@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
 from . import action, compare, merge, run, run_cases, score
-from .args import Parser
+from .args import Parser, spread
 
 # (name, module, help) in the order `--help` lists them; the stage commands come last.
 COMMANDS = (
@@ -48,7 +48,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(spread(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.handler(args))
     except InputError as err:

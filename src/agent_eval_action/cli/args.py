@@ -6,6 +6,7 @@ Defaults come from pipeline/options.py (declared once); nothing heavy is importe
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import NoReturn
 
 from ..core import Axis
@@ -61,6 +62,36 @@ def min_delta(text: str) -> tuple[Axis | None, float]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+MULTI_VALUE = ("--history", "--adk-history")
+
+
+def spread(argv: Sequence[str]) -> list[str]:
+    """`--history A B --flag` as `--history A --history B --flag`. Several values are taken
+    only when another flag or `--` follows them; at the end of the command line the flag
+    takes one value, and the rest are the eval paths (`run --adk-history DIR evals/`)."""
+    out: list[str] = []
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token not in MULTI_VALUE:
+            out.append(token)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(tokens) and not tokens[j].startswith("-"):
+            j += 1
+        values = tokens[i + 1 : j]
+        if j == len(tokens) and len(values) > 1:  # nothing follows: one value, then paths
+            values, rest = values[:1], values[1:]
+        else:
+            rest = []
+        out += [arg for value in values for arg in (token, value)] or [token]
+        out += rest
+        i = j
+    return out
+
+
 def add_eval_paths(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "eval_paths",
@@ -90,9 +121,10 @@ def add_agent(parser: argparse.ArgumentParser) -> None:
     )
     agent.add_argument(
         "--adk-history",
-        nargs="+",
+        action="append",
         metavar="PATH",
-        help="score what `adk eval` ran: its .adk/eval_history result files or directories",
+        help="score what `adk eval` ran: its .adk/eval_history result file or directory; "
+        "repeat it for more (or give several before another flag or --)",
     )
     agents.add_argument(
         "--adk-app",
@@ -191,10 +223,11 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--history",
-        nargs="+",
+        action="append",
         default=[],
         metavar="BASE.json",
-        help="older baselines from main: cases whose runs disagreed there are treated as flaky",
+        help="an older baseline from main, which tells noise from change; repeat it for more "
+        "(or give several before another flag or --)",
     )
 
 

@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline",
         required=True,
         metavar="BASE.json",
-        help="the baseline Results (from main); missing or unreadable means no baseline",
+        help="the baseline Results (from main); it must exist, but unreadable or newer means no baseline",
     )
     parser.add_argument("--current", required=True, metavar="CUR.json", help="the Results to judge")
     common.add_gate_options(parser)
@@ -25,10 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ..compare import load_baseline, load_results
-    from ..pipeline.gate import Baseline, gate, verdict_code
+    from ..pipeline.gate import Baseline, gate, require_file, verdict_code
     from .output import emit, report
 
     options = common.gate_options(args)
+    require_file(args.baseline, "--baseline")
     current = load_results(args.current)
     results, reason = load_baseline(args.baseline)
     history = tuple(b for b, _ in map(load_baseline, args.history) if b is not None)

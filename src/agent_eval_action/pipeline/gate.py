@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..compare import compare, flaky_in_history, load_baseline
 from ..compare.policy import parse_fail_on
 from ..core import Axis
-from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
+from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..results import GatePolicy, Results, Status
 from .options import GateOptions, RunOptions
 
@@ -42,10 +43,12 @@ NONE_GIVEN = Baseline(None)
 
 
 def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
-    """A baseline named by path, with its history; a missing or unreadable one is "no
-    baseline", said loudly (a warning on stderr, and in the Results' warnings)."""
+    """A baseline named by path, with its history. A path that does not exist is bad input
+    (the user named it); an unreadable or newer file is "no baseline", said loudly (a
+    warning on stderr, and in the Results' warnings)."""
     if path is None:
         return NONE_GIVEN
+    require_file(path, "--baseline")
     results, reason = load_baseline(path)
     older = tuple(b for b, _ in map(load_baseline, history) if b is not None)
     warnings: tuple[str, ...] = ()
@@ -53,6 +56,13 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
         warnings = (f"warning: {no_baseline_warning(reason)}",)
         print(warnings[0], file=sys.stderr)
     return Baseline(results, reason, older, warnings)
+
+
+def require_file(path: str, what: str) -> None:
+    """A baseline file the user named must exist (InputError, exit 2): a typo must not
+    quietly turn the gate into thresholds only."""
+    if not Path(path).exists():
+        raise InputError(f"{what}: no such file (leave it out to judge by thresholds)", path)
 
 
 def no_baseline_warning(reason: str | None) -> str:
