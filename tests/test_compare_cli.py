@@ -255,3 +255,22 @@ def test_multi_value_flags_repeat_and_leave_the_eval_paths_alone():
         "run", "e", "--history", "a", "--history", "b", "--",
     ]  # fmt: skip
     assert spread(["run", "--history", "a", "e1", "e2"]) == ["run", "--history", "a", "e1", "e2"]
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from helpers.factory import case, results
+
+    many = results(*(case(f"c{i}", {"response_match_score": [0.9]}) for i in range(3000)))
+    (tmp_path / "r.json").write_text(many.dump_json())
+    argv = [sys.executable, "-m", "agent_eval_action", "compare", "--baseline", "r.json"]
+    argv += ["--current", "r.json", "--format", "json"]
+    child = subprocess.Popen(
+        argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None and child.stdout.read(10)
+    child.stdout.close()  # as `| head -1` does
+    err = child.stderr.read() if child.stderr else ""
+    assert child.wait(timeout=60) == 141 and "Traceback" not in err, err

@@ -10,6 +10,7 @@ failure or cancellation (partial Results are still written).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -17,6 +18,8 @@ from .. import __version__
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
 from . import action, compare, merge, run, run_cases, score
 from .args import Parser, spread
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a reader that left
 
 # (name, module, help) in the order `--help` lists them; the stage commands come last.
 COMMANDS = (
@@ -51,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(spread(sys.argv[1:] if argv is None else argv))
     try:
         return int(args.handler(args))
+    except BrokenPipeError:  # `compare … | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -116,6 +116,7 @@ def finish(
         scored = _confirmed(job, case_runs, scored, gate, runner, scored_runs)
     results = scored.results
     results.write(Path(args.out))
+    print(f"results: {args.out}", file=sys.stderr)
     if empty_shard:
         assert job.shard is not None
         print(
@@ -143,6 +144,7 @@ def finish(
         diff = gating.gate(results, job.baseline, gate)
         diff_path = Path(args.out).with_name("diff.json")
         diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
+        print(f"comparison: {diff_path}", file=sys.stderr)
         if args.format == "table":
             from ..report.diff_console import table as diff_table
 
