@@ -9,7 +9,14 @@ from helpers.factory import NOW, case, results
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.model import Diff
 from agent_eval_action.evalset.models import Content, FunctionCall
-from agent_eval_action.results import CaseResult, Results, Source
+from agent_eval_action.results import (
+    CaseResult,
+    GatePolicy,
+    Results,
+    SelectedPath,
+    Selection,
+    Source,
+)
 
 T, R = "tool_trajectory_avg_score", "response_match_score"
 REPO = "octo-org/shop-agent"
@@ -24,10 +31,31 @@ def _dated(res: Results, when, sha: str, ref: str, run_id: str) -> Results:
     )
 
 
-def pair(before: list, after: list) -> tuple[Diff, Results]:
+def pair(before: list, after: list, **gate) -> tuple[Diff, Results]:
     base = _dated(results(*before), NOW - timedelta(hours=5), "1" * 40, "refs/heads/main", "101")
     cur = _dated(results(*after), NOW, "2" * 40, "refs/pull/7/merge", "202")
-    return compare(cur, base), cur
+    return compare(cur, base, **gate), cur
+
+
+CRASH = "run 1: RuntimeError: payment service down (agent/tools.py:16) at turn 1 of 1"
+
+
+def crashed(res: CaseResult, note: str = CRASH) -> CaseResult:
+    """The case as the score stage records a crash: its note holds each run's error."""
+    res.note = note
+    return res
+
+
+def confirmed_by(res: CaseResult, reruns: list[float], metric: str = "tool_trajectory_avg_score"):
+    """The case with confirmation re-runs after its own run: `reruns` are their scores (the
+    action's run-cases --confirm; compare/confirm.py reads them)."""
+    first = res.runs[0]
+    for i, score in enumerate(reruns, start=2):
+        rerun = first.model_copy(deep=True, update={"run": i, "confirms": f"trajectory {metric}"})
+        res.runs.append(rerun)
+        res.metrics[metric].runs.append(score)
+        res.metrics[metric].invocations.append([score])
+    return res
 
 
 def mixed() -> tuple[Diff, Results]:
@@ -52,7 +80,7 @@ def mixed() -> tuple[Diff, Results]:
         case("both", {T: [0.5], R: [0.2]}, ["wrong"], eval_set_id="refunds", line=70),
         case("fixed", {T: [1.0], R: [0.9]}, eval_set_id="orders", line=5),
         case("stuck", {T: [0.0], R: [0.9]}, ["bad"], eval_set_id="orders", line=30),
-        case("crash", {T: [1.0]}, eval_set_id="orders", errored_runs=(1,), line=60),
+        crashed(case("crash", {T: [1.0]}, eval_set_id="orders", errored_runs=(1,), line=60)),
         case("new", {T: [1.0]}, eval_set_id="orders", line=80),
         *[
             case(f"noisy{i}", {T: [0.0, 1.0, 0.0]}, ["b", "a", "b"], eval_set_id="faq", line=i)
@@ -61,6 +89,41 @@ def mixed() -> tuple[Diff, Results]:
     ]
     diff, cur = pair(before, after)
     diff.notes.append("The google-adk version differs: 2.12.0 on the baseline, 2.13.0 now.")
+    return diff, cur
+
+
+def news() -> tuple[Diff, Results]:
+    """What the top of the report says beside the verdict, and what confirmation re-runs
+    showed: a case renamed and regressed (confirmed in 3/3 re-runs), a flip a re-run did not
+    show again (likely noise), a case removed (its suite shrank; `-removed` opts out), a
+    case the selection did not run, an added case that crashed, a baseline of another
+    agent and another policy."""
+    renamed_old = case("refund", {T: [1.0]}, eval_set_id="orders", line=10)
+    renamed_new = case("refund_v2", {T: [0.0]}, ["skipped lookup"], eval_set_id="orders", line=10)
+    renamed_old.content_sha256 = renamed_new.content_sha256 = "refund-content"
+    before = [
+        renamed_old,
+        case("lookup", {T: [1.0]}, eval_set_id="orders", line=20),
+        case("cancel", {T: [1.0]}, eval_set_id="orders", line=30),
+        case("ping", {T: [1.0]}, eval_set_id="smoke", line=5),
+    ]
+    after = [
+        confirmed_by(renamed_new, [0.0, 0.0, 0.0]),
+        confirmed_by(
+            case("lookup", {T: [0.0]}, ["other path"], eval_set_id="orders", line=20), [1.0]
+        ),
+        crashed(case("late_fee", {T: [None]}, eval_set_id="orders", errored_runs=(1,), line=40)),
+    ]
+    base = _dated(results(*before), NOW - timedelta(days=2), "1" * 40, "refs/heads/main", "101")
+    base.run_config.target = "python agent.py"
+    base.run_config.selection = Selection(paths=[SelectedPath(path="evals", directory=True)])
+    base.run_config.gate = GatePolicy(
+        fail_on=["regression"], min_delta={"trajectory": 0.0, "response": 0.1}
+    )
+    cur = _dated(results(*after, num_runs=1), NOW, "2" * 40, "refs/pull/7/merge", "202")
+    cur.run_config.target = "python agent_v2.py"
+    cur.run_config.selection = Selection(paths=[SelectedPath(path="evals/orders.evalset.json")])
+    diff = compare(cur, base, fail_on=["regression", "-removed"])
     return diff, cur
 
 
@@ -125,4 +188,4 @@ def huge(n: int = 5_000) -> tuple[Diff, Results]:
     return pair(before, after)
 
 
-DIFFS = {"mixed": mixed, "clean": clean, "no_baseline": no_baseline}
+DIFFS = {"mixed": mixed, "clean": clean, "no_baseline": no_baseline, "news": news}

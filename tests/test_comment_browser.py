@@ -40,6 +40,9 @@ def test_the_comment_renders_with_regressions_visible_and_nothing_overflowing():
         for heading in ("Trajectory regressions (2)", "Response regressions (2)"):
             assert tab.get_by_role("heading", name=heading).is_visible()
         assert tab.get_by_text("refunds / lucky").first.is_visible()
+        # headline news is never folded: the crash in the headline, the removal under it
+        assert tab.get_by_role("heading", name="RuntimeError at agent/tools.py:16").is_visible()
+        assert tab.get_by_text("1 case removed since the baseline").is_visible()
         # collapsed: the rest is behind <summary> lines, the diffs hidden until opened
         assert tab.locator("details").count() == 11  # 4 sections, 7 first divergent turns
         assert not tab.locator("pre").first.is_visible()

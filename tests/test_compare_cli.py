@@ -30,7 +30,7 @@ def files(tmp_path, monkeypatch):
 def test_unchanged_exits_0(files, capsys):
     assert main(["compare", "--baseline", "base.json", "--current", "same.json"]) == 0
     assert capsys.readouterr().out.startswith(
-        "PASS: 0 trajectory regressions · 0 response regressions · 2 unchanged"
+        "PASS (fail-on regression): no regressions · 2 unchanged"
     )
 
 
@@ -38,7 +38,9 @@ def test_regression_exits_1_and_names_the_case(files, capsys):
     assert main(["compare", "--baseline", "base.json", "--current", "worse.json"]) == 1
     out = capsys.readouterr().out
     assert (
-        out.startswith("FAIL: 1 trajectory regressions") and "s / c" in out and "new failure" in out
+        out.startswith("FAIL (fail-on regression): 1 trajectory regression ·")
+        and "s / c" in out
+        and "new failure" in out
     )
 
 

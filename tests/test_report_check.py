@@ -17,7 +17,8 @@ KEYS = {"path", "start_line", "end_line", "annotation_level", "message", "title"
 def test_check_output_has_title_summary_text_and_annotations():
     diff, current = mixed()
     out = check.check_output(diff, current)
-    assert out.title.startswith("❌ 2 trajectory regressions")
+    # the crash first, as the headline says it (its error is in the case's note)
+    assert out.title.startswith("❌ 1 case errored: RuntimeError at agent/tools.py:16 · 2 traj")
     assert "Gate failed" in out.summary and "Trajectory regressions" not in out.summary
     assert "### Trajectory regressions (2)" in out.text and "<!--" not in out.text
     levels = [a["annotation_level"] for a in out.annotations]

@@ -27,6 +27,11 @@ def test_compare_prints_the_comment_for_the_example(example, capsys):
     assert "<code>support / gold\\_express\\_refund</code><br>new failure · lucky answer" in out
     assert '- lookup_order({"order_id": "A-3090"})' in out
     assert "https://github.com/example/support-agent/actions/runs/9100200300" in out
+    # `compare` reads files: each side says its file, the current one "its run", not "this run"
+    (current_line,) = [line for line in out.splitlines() if line.startswith("**Current:**")]
+    assert "(the file <code>" in current_line and "[its run](" in current_line
+    assert "this run" not in out and "before the current Results" in out
+    assert "on <code>main</code> (the file <code>" in out
 
 
 def test_compare_summary_and_check_name(example, capsys, tmp_path):
@@ -48,6 +53,8 @@ def test_run_with_a_baseline_prints_the_comment(example, capsys, tmp_path, monke
     out = capsys.readouterr().out
     assert code == 1 and out.startswith("<!-- agent-eval-action:agent-eval -->")
     assert "lucky answer" in out and "case  " not in out  # no results table before it
+    # the baseline is its commit and its file; the current side is this run (no commit here)
+    assert "**Current:** this run · check" in out and "(the file <code>" in out
     assert main([*argv, "--format", "summary", "--out", out_file]) == 1
     out = capsys.readouterr().out
-    assert "No baseline: no --baseline was given" in out and "<!--" not in out
+    assert "**No baseline:** no --baseline was given" in out and "<!--" not in out

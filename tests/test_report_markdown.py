@@ -116,8 +116,9 @@ def test_comment_structure_as_github_renders_it():
     page = structure(text)
     assert page.comments == [" agent-eval-action:agent-eval "]
     assert page.headings[:3] == [
-        "❌ 2 trajectory regressions · 2 response regressions · 1 improvement · 4 still failing"
-        " · 1 added · 1 removed · 1 errored · 0 unchanged",
+        "❌ 1 case errored: RuntimeError at agent/tools.py:16 · 2 trajectory regressions"
+        " · 2 response regressions · 1 improvement · 4 still failing · 1 added · 1 removed"
+        " · 0 unchanged",
         "Trajectory regressions (2)",
         "Response regressions (2)",
     ]
@@ -139,7 +140,7 @@ def test_comment_structure_as_github_renders_it():
             "refunds / lucky\nnew failure · lucky answer".replace("\n", ""),
             T,
             "1.000 → 0.000",
-            "\u22121.00\xa0🟥🟥🟥🟥",
+            "\u22121.000\xa0🟥🟥🟥🟥",
         ]
     ]
     assert f"https://github.com/{REPO}/commit/{'1' * 40}" in page.links
@@ -177,7 +178,7 @@ def test_without_a_baseline_says_so_first():
     text = markdown.comment(diff, current)
     lines = text.splitlines()
     assert lines[1] == "### ❌ no baseline · 1 of 3 cases passed"
-    assert lines[3].startswith("> ⚠️ **No baseline: the baseline artifact has expired")
+    assert lines[3].startswith("> ⚠️ **No baseline:** the baseline artifact has expired")
     assert "Baseline:" not in text and "(baseline → now)" not in text
 
 
@@ -301,7 +302,7 @@ def renders(monkeypatch):
 def test_the_budget_renders_at_most_twice_and_the_result_fits(renders):
     diff, current = mixed()
     full = size(markdown.summary(diff, current))
-    for limit in range(1_700, full + 100, 97):  # the minimal comment: 1,605 bytes
+    for limit in range(1_900, full + 100, 97):  # the minimal comment: 1,841 bytes
         for kind in ("comment", "summary"):
             renders[0] = 0
             text = getattr(markdown, kind)(diff, current, limit=limit)
@@ -375,4 +376,4 @@ def test_long_answers_go_before_whole_cases():
 def test_zero_cases():
     current = results()
     text = markdown.comment(compare(current, current), current)
-    assert "Gate failed:** no case was evaluated" in text
+    assert "**Gate failed** (fail-on <code>regression</code>): no case was evaluated" in text

@@ -332,7 +332,7 @@ def test_run_with_a_baseline_compares_and_gates_on_regressions(write, capsys):
     code, results = run(write, slipped, "--baseline", "base.json")
     assert code == 1
     out = capsys.readouterr().out
-    assert "FAIL: 1 trajectory regressions" in out and "lucky answer" in out
+    assert "FAIL (fail-on regression): 1 trajectory regression ·" in out and "lucky answer" in out
     diff = json.loads(Path("diff.json").read_text())
     assert diff["verdict"]["trajectory_regressions"] == 1
     assert case_of(results, "paris").status == "failed"

@@ -16,7 +16,13 @@ def report(diff: Diff, current: Results, args: argparse.Namespace) -> str:
     from ..report import markdown
 
     render = markdown.comment if args.format == "markdown" else markdown.summary
-    return render(diff, current, markdown.Options(check_name=args.check_name)).rstrip("\n")
+    options = markdown.Options(
+        check_name=args.check_name,
+        # the report names the files compared (`compare`: both; `run --baseline`: the baseline)
+        baseline_file=getattr(args, "baseline", None),
+        current_file=getattr(args, "current", None),
+    )
+    return render(diff, current, options).rstrip("\n")
 
 
 def emit(text: str, out: str | None) -> None:

@@ -103,7 +103,7 @@ def _threshold_message(case: CaseDiff) -> tuple[str, str]:
 
 def _failed_metrics(case: CaseDiff) -> list[str]:
     return [
-        f"{metric.metric}: {markdown.score(metric.current_score)} < {metric.threshold}"
+        f"{metric.metric}: {markdown.score(metric.current_score)} < {markdown.score(metric.threshold)}"
         for metric in case.metrics
         if metric.current_status == Status.FAILED
     ]
@@ -172,7 +172,7 @@ def check_output(
 ) -> CheckOutput:
     summary, text = markdown.check_parts(diff, current, options)
     return CheckOutput(
-        title=truncate(markdown.headline(diff), 200),
+        title=truncate(markdown.headline(diff, current), 200),
         summary=summary,
         text=text,
         annotations=case_annotations(diff),

@@ -1,18 +1,34 @@
-"""The comparison on the console: the verdict, what changed per case, and the suite tests."""
+"""The comparison on the console: the verdict, what it does not show by itself, what changed
+per case, and the suite tests.
+
+The same words as the markdown report (report/labels.py): the headline's counts, the case
+classes, the notes said at the top, scores with 3 decimals.
+"""
 
 from __future__ import annotations
 
 from tabulate import tabulate
 
-from ..compare.model import Change, Diff, MetricDiff
-from ..results import Status
-from .labels import change_label
+from ..compare.model import CaseDiff, Change, Diff, MetricDiff
+from ..results import Results
+from .labels import (
+    case_class,
+    case_notes,
+    decided_by,
+    fell_back,
+    headline_parts,
+    is_no_baseline,
+    notes_at_top,
+    number,
+    plural,
+    said_in,
+)
 
 _QUIET = {Change.UNCHANGED}
 
 
 def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    return "-" if value is None else number(value)
 
 
 def _metric_line(metric: MetricDiff) -> str:
@@ -22,67 +38,66 @@ def _metric_line(metric: MetricDiff) -> str:
     return text
 
 
-def headline(diff: Diff) -> str:
+def _policy(diff: Diff) -> str:
+    asked = fell_back(diff)
+    fallback = f": without a baseline, {asked} falls back to it" if asked else ""
+    return f"fail-on {decided_by(diff)}{fallback}"
+
+
+def headline(diff: Diff, current: Results | None = None) -> str:
+    """PASS or FAIL, the policy that decided, and what the verdict rests on."""
     verdict = diff.verdict
     mark = "PASS" if verdict.passed else "FAIL"
-    if diff.baseline is None:  # nothing was compared: say what the thresholds said
-        passed = sum(case.current_status == Status.PASSED for case in diff.cases)
-        text = f"{mark}: no baseline · {passed} of {len(diff.cases)} cases pass their thresholds"
-        return text + (" (accepted)" if verdict.accepted else "")
-    counts = verdict.counts
-    parts = [
-        f"{verdict.trajectory_regressions} trajectory regressions",
-        f"{verdict.response_regressions} response regressions",
-    ]
-    for change in (
-        Change.FIXED,
-        Change.STILL_FAILING,
-        Change.ADDED,
-        Change.REMOVED,
-        Change.ERRORED,
-    ):
-        if counts.get(change.value):
-            parts.append(f"{counts[change.value]} {change.value.replace('_', ' ')}")
-    parts.append(f"{counts.get(Change.UNCHANGED.value, 0)} unchanged")
-    if counts.get("flaky"):
-        parts.append(f"{counts['flaky']} flaky")
-    text = f"{mark}: " + " · ".join(parts)
-    if verdict.accepted:
-        text += " (accepted)"
-    return text
+    text = f"{mark} ({_policy(diff)}): " + " · ".join(headline_parts(diff, current))
+    return text + (" (accepted)" if verdict.accepted else "")
 
 
-def table(diff: Diff) -> str:
-    lines = [headline(diff)]
-    if not diff.verdict.passed or diff.verdict.accepted or "never" in diff.policy.fail_on:
-        lines += [f"  - {reason}" for reason in diff.verdict.reasons]
-    if diff.notes:
-        lines += ["", *diff.notes]
+def gate_line(diff: Diff, current: Results | None = None) -> str | None:
+    """The gate's reasons that the headline does not already say, or None."""
+    verdict = diff.verdict
+    counted = not verdict.passed or verdict.accepted or "never" in diff.policy.fail_on
+    if not counted:
+        return None
+    parts = headline_parts(diff, current)
+    rest = [r for r in verdict.reasons if not said_in(r, parts)]
+    if not rest:
+        return None
+    failed = "failed on" if not verdict.passed else "would have failed on"
+    also = "also " if len(rest) < len(verdict.reasons) else ""
+    return f"  {also}{failed}: " + "; ".join(rest)
+
+
+def _label(case: CaseDiff) -> str:
+    return case_class(case) + (" · flaky" if case.flaky else "")
+
+
+def table(diff: Diff, current: Results | None = None) -> str:
+    lines = [headline(diff, current)]
+    if gate := gate_line(diff, current):
+        lines.append(gate)
+    top = notes_at_top(diff)
+    if top:
+        lines += ["", *top]
+    if diff.not_run:
+        lines += ["", "not run (selection), not counted as removed:"]
+        lines += [f"  {c.eval_set_id} / {c.eval_id} ({c.file}:{c.line})" for c in diff.not_run]
     rows = []
     for case in diff.cases:
-        if case.change in _QUIET and not case.likely_noise:
-            continue
+        if case.change in _QUIET and not (case.likely_noise or case.confirmation):
+            continue  # an unchanged case, unless noise or its re-runs explain a change
         changed = [m for m in case.metrics if m.change not in _QUIET or m.reason]
-        rows.append(
-            [
-                f"{case.eval_set_id} / {case.eval_id}",
-                change_label(case),
-                (case.pattern.value.replace("_", " ") if case.pattern else ""),
-                "\n".join(_metric_line(m) for m in changed or case.metrics),
-                "flaky" if case.flaky else "",
-            ]
-        )
+        cell = [_metric_line(m) for m in changed or case.metrics] + case_notes(case, current)
+        rows.append([f"{case.eval_set_id} / {case.eval_id}", _label(case), "\n".join(cell)])
     if rows:
-        lines += [
-            "",
-            tabulate(
-                rows, headers=["case", "change", "pattern", "metrics (baseline -> current)", ""]
-            ),
-        ]
+        lines += ["", tabulate(rows, headers=["case", "change", "metrics (baseline -> current)"])]
     for test in diff.suite_tests:
         lines.append(
-            f"\nnoisy cases, {test.axis}: mean change {test.mean_delta:+.3f} over {test.cases} cases "
-            f"({test.worse} worse, {test.better} better), p = {test.p_value:.4f} "
+            f"\nnoisy cases, {test.axis}: mean change {test.mean_delta:+.3f} over "
+            f"{plural(test.cases, 'case')} ({test.worse} worse, {test.better} better), "
+            f"p = {test.p_value:.4f} "
             f"({'significant' if test.significant else 'not significant'} at {test.alpha:g})"
         )
+    comparability = [n for n in diff.notes if not is_no_baseline(n)]
+    if comparability:
+        lines += ["", "comparability:", *(f"  {n}" for n in comparability)]
     return "\n".join(lines)

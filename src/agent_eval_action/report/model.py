@@ -30,6 +30,10 @@ class Options:
     server_url: str = DEFAULT_SERVER_URL
     # e.g. "the PR's merge-base" or "the nearest older commit"; filled by the action
     baseline_relation: str | None = None
+    # the files compared, as the command line named them (`compare`, `run --baseline`): what
+    # the report calls each side when its Results name no commit, and instead of "this run"
+    baseline_file: str | None = None
+    current_file: str | None = None
 
 
 def key(case: CaseDiff) -> CaseKey:

@@ -16,15 +16,26 @@ from typing import Generic, NamedTuple, TypeVar
 from ..compare.model import REGRESSIONS as REGRESSED
 from ..compare.model import CaseDiff, Change, MetricDiff, Pattern, SuiteTest, TurnDiff
 from ..core import AXES, Axis, CaseKey
-from ..results import Status
+from ..results import Results, Source, Status
 from . import escape
 from .budget import Cut, Detail, Listing, size
 from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS
 from .divergence import divergence_text
 from .escape import Md
-from .labels import age, case_class, confirmed, headline, plural
+from .labels import (
+    age,
+    case_class,
+    case_notes,
+    confirmed,
+    decided_by,
+    fell_back,
+    headline,
+    is_no_baseline,
+    notes_at_top,
+    plural,
+)
 from .links import branch, commit_link, run_link
-from .model import IMPROVEMENTS, NOT_COMPARABLE, Report, gate_counts_failing, key
+from .model import IMPROVEMENTS, NOT_COMPARABLE, Options, Report, gate_counts_failing, key
 
 R = TypeVar("R")
 
@@ -35,16 +46,25 @@ R = TypeVar("R")
 @dataclass(frozen=True)
 class Gate:
     passed: bool
-    accepted: bool  # the PR carries the accept label
+    accepted: bool  # the accept label (on this PR, or on a PR of the merge group)
     report_only: bool  # fail-on: never
     reasons: tuple[str, ...]
+    policy: str  # the fail-on that decided, e.g. "regression,-removed"
+    asked: str | None  # the fail-on asked for, when `threshold` decided for want of a baseline
+
+
+@dataclass(frozen=True)
+class TopNote:
+    """A note said at the top, with the verdict: `icon` **`lead`** `rest`."""
+
+    icon: str
+    lead: str  # up to its first ": ", or all of it
+    rest: str
 
 
 @dataclass(frozen=True)
 class Baseline:
-    commit: Md
-    branch: str | None
-    relation: str | None  # e.g. "the PR's merge-base"
+    what: Md  # the commit, its branch and how it relates to this one; or the file: never empty
     age: str
     run: Md
     num_runs: int
@@ -53,11 +73,11 @@ class Baseline:
 
 @dataclass(frozen=True)
 class Head:
-    headline: str
-    no_baseline: tuple[str, ...]  # why there is none: said first
+    headline: str  # plain text (it may hold an error's): the template escapes it
+    news: tuple[TopNote, ...]  # why there is no baseline, the verdict's notes: said first
     gate: Gate
     baseline: Baseline | None
-    commit: Md  # the current run's
+    current: Md  # the commit, or the file, or "this run": never empty
     run: Md
     check_name: str
 
@@ -65,31 +85,83 @@ class Head:
 def head(report: Report, detail: Detail) -> Head:
     diff, options = report.diff, report.options
     verdict, baseline = diff.verdict, diff.baseline
+    current, run = _current(report)
+    than = "the current Results" if options.current_file else "this run"
     return Head(
-        headline=headline(diff),
-        no_baseline=tuple(n for n in diff.notes if _is_no_baseline(n)),
+        headline=headline(diff, report.current),
+        news=tuple(map(_top_note, notes_at_top(diff))),
         gate=Gate(
-            verdict.passed, verdict.accepted, "never" in diff.policy.fail_on, tuple(verdict.reasons)
+            verdict.passed,
+            verdict.accepted,
+            "never" in diff.policy.fail_on,
+            tuple(verdict.reasons),
+            decided_by(diff),
+            fell_back(diff),
         ),
         baseline=None
         if baseline is None
         else Baseline(
-            commit=commit_link(baseline.source, options),
-            branch=branch(baseline.source.ref),
-            relation=options.baseline_relation,
-            age=age(report.current.created_at - baseline.created_at),
+            what=_baseline_what(baseline.source, options),
+            age=age(report.current.created_at - baseline.created_at, than),
             run=run_link(baseline.source, options, "its run"),
             num_runs=baseline.num_runs,
             tool_version=baseline.tool_version,
         ),
-        commit=commit_link(diff.current, options),
-        run=run_link(diff.current, options, "this run"),
+        current=current,
+        run=run,
         check_name=options.check_name,
     )
 
 
-def _is_no_baseline(note: str) -> bool:
-    return note.startswith("No baseline")
+def _top_note(note: str) -> TopNote:
+    """A note as headline news: its icon (⚠️ unless it brings its own), its lead in bold."""
+    first, _, after = note.partition(" ")
+    icon, text = (first, after) if after and not any(c.isalnum() for c in first) else ("⚠️", note)
+    lead, colon, rest = text.partition(": ")
+    return TopNote(icon, lead + colon.rstrip(), rest) if colon else TopNote(icon, text, "")
+
+
+def _relation(relation: str | None, sha: str | None) -> str | None:
+    """How the baseline relates to this run, without the commit the line already shows
+    ("the merge-base 1a2b3c4" after `1a2b3c4` is "the merge-base")."""
+    if not relation or not sha:
+        return relation or None
+    short = sha[:7]
+    if relation == short:
+        return None
+    return relation.removeprefix(f"{short}, ").removesuffix(f" {short}")
+
+
+def _baseline_what(source: Source, options: Options) -> Md:
+    """The baseline: its commit (a link), branch and relation, or the file it was read
+    from; never empty, whatever its Results record."""
+    commit = commit_link(source, options)
+    relation = _relation(options.baseline_relation, source.sha if commit else None)
+    about = (
+        escape.text(relation)
+        if relation
+        else Md(f"the file {escape.code(options.baseline_file)}")
+        if options.baseline_file
+        else None
+    )
+    if not commit:
+        return about or Md("Results that name no commit")
+    on = branch(source.ref)
+    text = commit + (f" on {escape.code(on)}" if on else "") + (f" ({about})" if about else "")
+    return Md(text)
+
+
+def _current(report: Report) -> tuple[Md, Md]:
+    """The current side: its commit, and the file it was read from under `compare` (there is
+    no run then: its run is the one that made the file); else "this run"."""
+    diff, options = report.diff, report.options
+    commit = commit_link(diff.current, options)
+    if options.current_file:
+        about = Md(f"the file {escape.code(options.current_file)}")
+        return (Md(f"{commit} ({about})") if commit else about), run_link(
+            diff.current, options, "its run"
+        )
+    return (commit or Md("this run")), run_link(diff.current, options, "this run")
 
 
 # ---- eval sets ----------------------------------------------------------------------------
@@ -176,6 +248,7 @@ class Divergence:
     where: str  # file:line of the case
     turn: TurnDiff
     chars: int  # per text
+    open: bool  # shown unfolded (the job summary collapses nothing)
 
     @property
     def block(self) -> Md:
@@ -254,7 +327,11 @@ def _divergences(report: Report, detail: Detail, place: str) -> Listing[Divergen
     mine = [t for t in _turns(report, detail).values() if t.place == place]
     blocks = tuple(
         Divergence(
-            _name(t.case), f"{t.case.file}:{t.case.line}", t.case.divergence, detail.text_chars
+            _name(t.case),
+            f"{t.case.file}:{t.case.line}",
+            t.case.divergence,
+            detail.text_chars,
+            open=not detail.collapse_rest,
         )
         for t in mine
         if t.shown and t.case.divergence is not None
@@ -331,15 +408,20 @@ class OddRow:
 
 def not_comparable(report: Report, detail: Detail) -> Cases[OddRow]:
     def row(case: CaseDiff) -> OddRow:
-        return OddRow(_name(case), case_class(case), _why(case), detail.text_chars)
+        return OddRow(_name(case), case_class(case), why(case, report.current), detail.text_chars)
 
     rows = _listing(OTHERS, report.not_comparable, detail, row)
     blocks = _divergences(report, detail, "not_comparable")
     return Cases(rows, detail.collapse_rest, divergences=blocks)
 
 
-def _why(case: CaseDiff) -> str:
-    reasons = [*case.notes, *(f"{m.metric}: {m.reason}" for m in case.metrics if m.reason)]
+def why(case: CaseDiff, current: Results | None = None) -> str:
+    """Why a case is listed as it is: its notes and error (labels.case_notes), its metrics'
+    reasons."""
+    reasons = [
+        *case_notes(case, current),
+        *(f"{m.metric}: {m.reason}" for m in case.metrics if m.reason),
+    ]
     if not reasons and case.change == Change.ADDED:
         reasons = ["new in this run"]
     if not reasons and case.change == Change.REMOVED:
@@ -392,7 +474,7 @@ class Notes:
 
 
 def notes(report: Report, detail: Detail) -> Notes:
-    notes = [n for n in report.diff.notes if not _is_no_baseline(n)]
+    notes = [n for n in report.diff.notes if not is_no_baseline(n)]
     return Notes(Listing.of(NOTES, notes, detail))
 
 
@@ -406,7 +488,8 @@ def usage(report: Report, detail: Detail) -> Usage:
     used, parts = current.usage, [f"⏱️ {current.timing.duration_s:,.1f} s"]
     if used.judge_calls or used.judge_reused:
         parts.append(
-            f"judge: {plural(used.judge_calls, 'call')}, {used.judge_reused:,} reused verdicts"
+            f"judge: {plural(used.judge_calls, 'call')}, "
+            f"{plural(used.judge_reused, 'reused verdict')}"
         )
         cost = "n/a" if used.cost_usd is None else f"${used.cost_usd:,.4f}"
         parts.append(f"judge cost {cost}")
