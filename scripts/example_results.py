@@ -54,21 +54,24 @@ def make(out_dir: Path) -> tuple[Path, Path]:
     source = AGENT.read_text(encoding="utf-8")
     if SLIP not in source:
         raise SystemExit(f"{AGENT} no longer has the gold shortcut this script removes")
+    # both runs run the same command (one file, its content swapped between them): the
+    # baseline is of the same agent, as on main, not "another agent" (compare/notes.py)
     with tempfile.TemporaryDirectory() as tmp:
-        fixed = Path(tmp) / "support_agent.py"
-        fixed.write_text(source.replace(SLIP, ""), encoding="utf-8")
+        agent = Path(tmp) / "support_agent.py"
+        agent.write_text(source.replace(SLIP, ""), encoding="utf-8")
         base = out_dir / "base.json"
         _run(
-            fixed, base, "4e1f0c2a9b7d3e5f6a8b0c1d2e3f4a5b6c7d8e9f", "refs/heads/main", "9100200300"
+            agent, base, "4e1f0c2a9b7d3e5f6a8b0c1d2e3f4a5b6c7d8e9f", "refs/heads/main", "9100200300"
         )
-    current = out_dir / "results.json"
-    _run(
-        AGENT,
-        current,
-        "b7c3d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2",
-        "refs/pull/42/merge",
-        "9100200417",
-    )
+        agent.write_text(source, encoding="utf-8")
+        current = out_dir / "results.json"
+        _run(
+            agent,
+            current,
+            "b7c3d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2",
+            "refs/pull/42/merge",
+            "9100200417",
+        )
     return base, current
 
 

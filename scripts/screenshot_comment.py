@@ -9,8 +9,8 @@ Runs the example support agent twice (scripts/example_results.py: a baseline wit
 deliberate slip, and as shipped), renders `compare --format markdown` with cmarkgfm
 (GitHub's GFM renderer) and GitHub's stylesheet (npm `github-markdown-css`, which .ci/run
 installs into .ci/node/), and photographs it in Debian's headless Chromium through
-playwright. Needs the dev extra, `chromium` and the stylesheet; tests/test_comment_browser.py
-uses the same functions.
+playwright, as GitHub first shows it: folded blocks stay folded. Needs the dev extra,
+`chromium` and the stylesheet; tests/test_comment_browser.py uses the same functions.
 """
 
 from __future__ import annotations
@@ -107,10 +107,10 @@ def open_page(markdown: str):  # type: ignore[no-untyped-def]
 
 
 def screenshot(markdown: str, out: Path) -> Path:
+    """The comment as GitHub first shows it: every <details> as the markdown leaves it (the
+    comment's first divergent turns folded), none opened for the picture."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with open_page(markdown) as tab:
-        for details in tab.query_selector_all("details"):
-            details.evaluate("d => d.open = true")  # show the first divergent turn
         tab.locator("#comment").screenshot(path=str(out))
     return out
 
