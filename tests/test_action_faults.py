@@ -218,3 +218,18 @@ def test_the_actions_own_lines_quote_untrusted_text_as_plain_text():
     outputs.command("error", "bad zip entry ##[add-path]/tmp/evil\n::set-env name=A::1", log)
     (line,) = log.getvalue().splitlines()
     assert line.startswith("::error::") and "##[" not in line and "\n::" not in line
+
+
+def test_github_unreachable_after_the_verdict_keeps_the_verdict_and_the_report(
+    runner: Runner, baseline_results: bytes
+):
+    _, payload = open_pr(runner)
+    baseline = runner.tmp / "baseline.json"
+    baseline.write_bytes(baseline_results)
+    env = runner.env("pull_request", payload, baseline=str(baseline))
+    env["GITHUB_API_URL"] = "http://127.0.0.1:9"  # nothing listens: GitHub is unreachable
+    done = runner.run(env)
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate's: a regression
+    assert "could not be reached" in done.stdout and "were not posted" in done.stdout
+    assert "gold\\_express\\_refund" in runner.summary.read_text()  # the report is there
+    assert runner.outputs()["verdict"] == "fail"

@@ -94,7 +94,10 @@ def compare_and_publish(
     from ..pipeline.gate import Baseline, gate, gate_options
 
     settings = ctx.settings
-    pull = _fresh_pull(ctx, target)
+    try:
+        pull, unreachable = _fresh_pull(ctx, target), None
+    except GitHubError as err:  # after the retries: the verdict stands, nothing can be posted
+        pull, unreachable = None, err
     outdated = pull is not None and pull.head_sha != target.head_sha
     labels = pull.labels if pull is not None else _event_labels(ctx.event)
     accepted, accepted_note = settings.accept_label in labels, None
@@ -120,6 +123,12 @@ def compare_and_publish(
     comment_url = None
     if not post:
         print("mode compare: nothing posted; the report is in the job summary and output-dir")
+    elif unreachable is not None:
+        outputs.command(
+            "warning",
+            f"GitHub could not be reached to re-read the PR ({unreachable}): the comment and "
+            "the check run were not posted; the report is in the job summary and output-dir",
+        )
     elif outdated:
         assert pull is not None
         print(
@@ -127,10 +136,17 @@ def compare_and_publish(
             f"{str(target.head_sha)[:12]}: posting nothing (the newer run reports)"
         )
     else:
-        published = publish(
-            ctx.gh, settings, target, diff, results, comment, options, code != EXIT_PASS
-        )
-        comment_url = published.comment_url
+        try:
+            published = publish(
+                ctx.gh, settings, target, diff, results, comment, options, code != EXIT_PASS
+            )
+            comment_url = published.comment_url
+        except GitHubError as err:  # unreachable after the retries: keep the gate's verdict
+            outputs.command(
+                "warning",
+                f"GitHub could not be reached to post the report ({err}); the report is in "
+                "the job summary and output-dir",
+            )
     why = "; ".join(diff.verdict.reasons) or "nothing regressed"
     print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
     for note in diff.verdict.notes:  # removals, cases not run, another agent or policy
