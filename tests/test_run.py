@@ -357,3 +357,13 @@ def test_run_with_a_missing_baseline_file_is_bad_input(write, capsys):
         "error: nowhere.json: --baseline: no such file (leave it out to judge by thresholds)"
     )
     assert not Path("results.json").exists()  # refused before any agent ran
+
+
+def test_run_says_which_config_each_eval_file_uses(write, capsys):
+    run(write, GOOD)
+    assert (
+        "config: 1 eval file uses ADK's defaults (no test_config.json beside evals/weather.evalset.json)"
+        in capsys.readouterr().err
+    )
+    run(write, GOOD, config={"criteria": {"response_match_score": 0.5}})
+    assert "config: 1 eval file uses evals/test_config.json" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..metrics.config import DEFAULTS_SOURCE
 from .gate import NONE_GIVEN, Baseline, read_baseline
 from .options import RunOptions
 from .plan import Plan, plan
@@ -21,6 +22,7 @@ from .plan import Plan, plan
 if TYPE_CHECKING:
     from ..metrics.judge import JudgeSettings
     from ..results import Selection, Shard
+    from .suite import Suite
 
 
 @dataclass
@@ -54,6 +56,7 @@ def prepare(
     selection = record_selection(eval_paths, suite)  # before a shard takes its part
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
+    print(configs_line(suite), file=sys.stderr)
     the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
     the_baseline = read_baseline(baseline, history)
     record = None
@@ -68,6 +71,23 @@ def prepare(
         warnings=list(the_baseline.warnings),
         selection=selection,
     )
+
+
+def configs_line(suite: Suite) -> str:
+    """One line: which test_config.json each eval set is scored with, or that ADK's
+    defaults apply (no test_config.json beside the file: a misnamed one is not found)."""
+    by_config: dict[str, list[str]] = {}
+    for eval_set in suite.eval_sets:
+        by_config.setdefault(eval_set.config.source, []).append(eval_set.file)
+    parts = []
+    for source, files in by_config.items():
+        what = f"{len(files)} eval file{'s use' if len(files) > 1 else ' uses'}"
+        if source == DEFAULTS_SOURCE:
+            beside = files[0] if len(files) == 1 else f"{files[0]} and others"
+            parts.append(f"{what} ADK's defaults (no test_config.json beside {beside})")
+        else:
+            parts.append(f"{what} {source}")
+    return "config: " + "; ".join(parts)
 
 
 def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
