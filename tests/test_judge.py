@@ -677,7 +677,6 @@ def test_cli_exits_3_when_only_a_gemini_outage_blocked_the_verdict(cli, fake, mo
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        (None, "does not exist"),
         ("{not json", "unreadable"),
         ('{"schema": "agent-eval-results/99"}', "newer"),
     ],

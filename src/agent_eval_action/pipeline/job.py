@@ -56,18 +56,19 @@ def prepare(
     selection = record_selection(eval_paths, suite)  # before a shard takes its part
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
-    print(configs_line(suite), file=sys.stderr)
     the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
     the_baseline = read_baseline(baseline, history)
     record = None
     if shard is not None:
         the_plan, record = shard_plan(the_plan, *shard, the_baseline.results)
+    judge = judge_settings(the_plan, options)
+    print(configs_line(suite), file=sys.stderr)  # once every input is known good
     return Job(
         plan=the_plan,
         options=options,
         baseline=the_baseline,
         shard=record,
-        judge=judge_settings(the_plan, options),
+        judge=judge,
         warnings=list(the_baseline.warnings),
         selection=selection,
     )
