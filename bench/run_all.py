@@ -1,7 +1,8 @@
 """Every benchmark in one table, each figure against its target (issue 8).
 
     python bench/run_all.py            # everything but the installed sizes (a few minutes)
-    python bench/run_all.py --quick    # without the slow `adk eval` end-to-end comparison
+    python bench/run_all.py --quick    # without the slow `adk eval` end-to-end comparison, and
+                                       # gate trust on fewer trials and engine checks
     python bench/run_all.py --sizes    # also the installed size of the dependencies (minutes)
 
 Rows (see bench/README.md):
@@ -12,6 +13,8 @@ Rows (see bench/README.md):
 - judge: judge calls on an unchanged re-run against its baseline (bench_judge.py);
 - compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, the same for the
   CLI on the two Results as files, and the markdown reports' render time (bench_compare.py);
+- gate trust: how often the gate fails, per simulated suite shape and scenario, with 95%
+  Wilson intervals (gate_trust.py; 50,000 trials each, 20,000 with `--quick`);
 - CLI start: `agent-eval-action --help`, best of several processes;
 - installed size: the image's Python packages in a virtualenv installed as the Dockerfile
   installs them, with and without google-adk (`--sizes`, bench_image_size.py).
@@ -223,6 +226,41 @@ def _bench_compare(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
+def gate_trust(quick: bool) -> list[list[str]]:
+    """gate_trust.py's table: one row per suite shape and scenario."""
+    import gate_trust as trust
+
+    trials = trust.QUICK_TRIALS if quick else trust.TRIALS
+    figures = trust.measure(trials, checks=0.1 if quick else 1.0)
+    rows = [
+        [
+            f"gate trust (gate_trust.py, policy regression): {trials:,} trials per shape and scenario",
+            "gate failed [95% CI]; by the suite test; engine check",
+            "",
+            "",
+        ]
+    ]
+    if quick:
+        rows.append(
+            ["--quick: fewer trials, so a bound within ~0.1% of its target can miss", "", "", ""]
+        )
+    shape = None
+    for row in figures:
+        if row["shape"] != shape:
+            shape = row["shape"]
+            rows.append([f"  {shape}", "", "", ""])
+        rows.append(
+            [
+                f"    {row['scenario']}",
+                f"{100 * row['rate']:.2f}% [{100 * row['low']:.2f}, {100 * row['high']:.2f}]; "
+                f"{100 * row['suite_rate']:.2f}%; {row['engine_agree']}/{row['engine_trials']}",
+                row["target"],
+                met(row["met"]),
+            ]
+        )
+    return rows
+
+
 def cli_start(repeat: int = 7) -> list[list[str]]:
     script = shutil.which("agent-eval-action")
     argv = [script] if script else [sys.executable, "-m", "agent_eval_action"]
@@ -266,6 +304,7 @@ def main() -> None:
         ("inference", lambda: inference(args.cases, args.latency, args.quick)),
         ("judge", judge),
         ("compare", lambda: compare(args.compare_cases)),
+        ("gate trust", lambda: gate_trust(args.quick)),
         ("CLI start", cli_start),
         ("sizes", lambda: sizes(args.sizes)),
     ]

@@ -95,7 +95,7 @@ def drop_moments(pooled: np.ndarray, n_base: int) -> tuple[np.ndarray, np.ndarra
     n_current = n_total - n_base
     mean = pooled.mean(axis=-2)
     centred = pooled - mean[..., None, :]
-    spread = np.einsum("...ra,...rb->...ab", centred, centred)
+    spread = np.swapaxes(centred, -1, -2) @ centred
     informative = np.any(np.diagonal(spread, axis1=-2, axis2=-1) / n_total > EPSILON, axis=-1)
     drop = n_current * mean - pooled[..., n_base:, :].sum(axis=-2)
     covariance = spread * (n_base * n_current / (n_total * (n_total - 1)))
@@ -116,6 +116,9 @@ def max_t_p(drop: np.ndarray, covariance: np.ndarray) -> np.ndarray:
         both = np.all(moved, axis=-1)
         product = np.where(both, scale[..., 0] * scale[..., 1], 1.0)
         rho = np.clip(np.where(both, covariance[..., 0, 1] / product, 0.0), -1.0, 1.0)
+        # Axes that move as one (identical columns) are exactly +-1, not a rounding short of
+        # it: the tail is steep in rho there.
+        rho = np.where(np.abs(rho) > 1 - 1e-12, np.sign(rho), rho)
         joint = _joint_upper_tail(z, rho[..., None])
         tail = np.where(both[..., None], 2 * tail - joint, tail)
     elif drop.shape[-1] != 1:
