@@ -92,7 +92,7 @@ def mode_pr(ctx: Context, *, post: bool = True) -> int:
     _write_pr_record(ctx, target, query)
     baseline = choose_baseline(ctx.settings, ctx.gh, query, ctx.out_dir)
     if baseline.results is not None:
-        print(f"baseline: {baseline.relation} ({baseline.path})")
+        print(f"baseline: {baseline.relation}")
     else:
         print(f"no baseline: {baseline.reason}")
     run_code, results = run_suite(ctx, baseline)

@@ -113,7 +113,7 @@ def compare_and_publish(
         diff.verdict.notes.append(accepted_note)
     if baseline.results is None:
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
-    diff.notes.extend(ctx.notes)
+    diff.verdict.notes.extend(ctx.notes)  # at the top: what this run could not do
     options = report_options(settings, baseline.relation)
     comment, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(settings.github.step_summary, summary)
@@ -149,7 +149,7 @@ def compare_and_publish(
             )
     why = "; ".join(diff.verdict.reasons) or "nothing regressed"
     print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
-    for note in diff.verdict.notes:  # removals, cases not run, another agent or policy
+    for note in (n for n in diff.verdict.notes if n not in ctx.notes):  # said already
         outputs.command("warning", note.removeprefix("⚠️ "))
     values = output_values(
         diff,
@@ -214,7 +214,7 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
 
     reason = "this run records results; it is not compared"
     diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
-    diff.notes.extend(ctx.notes)
+    diff.verdict.notes.extend(ctx.notes)
     options = report_options(ctx.settings, None)
     _, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(ctx.settings.github.step_summary, summary)

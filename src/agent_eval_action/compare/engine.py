@@ -431,7 +431,7 @@ def _threshold_only(metric: MetricResult, why: str) -> tuple[Change, str]:
     if metric.status == Status.FAILED:
         return (
             Change.NEW_FAILURE,
-            f"{why}, and it fails its threshold ({metric.score:.3f} < {metric.threshold})",
+            f"{why}, and it fails its threshold ({metric.score:.3f} < {metric.threshold:.3f})",
         )
     if metric.status == Status.NOT_EVALUATED:
         return (
@@ -468,7 +468,9 @@ def _strongest(changes: Iterable[Change]) -> Change:
 
 def _summarise(diff: CaseDiff) -> None:
     """The case's change per axis and overall, and the two-axis pattern of a regression."""
-    diff.likely_noise = any(m.reason.startswith("within noise") for m in diff.metrics)
+    diff.likely_noise = diff.likely_noise or any(
+        m.reason.startswith(("within noise", "not reproduced")) for m in diff.metrics
+    )
     # A change judged against noise makes the case flaky, whether its runs disagree or
     # main's history says so: `flaky` is the one source the reports read.
     diff.flaky = diff.flaky or diff.likely_noise

@@ -183,7 +183,10 @@ def _policy_note(baseline: Results, current: Results, policy: Policy) -> list[st
             f"eval paths {_paths(now.selection.paths)} here, {_paths(before.selection.paths)} there"
         )
     if before.num_runs != now.num_runs:
-        differences.append(f"{now.num_runs} runs per case here, {before.num_runs} there")
+        differences.append(
+            f"{now.num_runs} run{'s' if now.num_runs != 1 else ''} per case here, "
+            f"{before.num_runs} there"
+        )
     if not differences:
         return []
     return [

@@ -80,7 +80,7 @@ def _axis_reasons(axis: Axis, cases: Sequence[CaseDiff], tests: Sequence[SuiteTe
         if test.axis == axis and test.significant:
             reasons.append(
                 f"noisy cases got worse together on the {axis} axis "
-                f"(mean change {test.mean_delta:+.3f} over {test.cases} cases, p = {test.p_value:.4f})"
+                f"(mean change {test.mean_delta:+.3f} over {test.cases} case{'s' if test.cases != 1 else ''}, p = {test.p_value:.4f})"
             )
     incomplete = [c for c in cases if c.axes.get(axis) == Change.INCOMPLETE]
     if incomplete:
