@@ -134,6 +134,9 @@ GOOD = [
     ("concurrency", "16", 16),
     ("trajectory-policy", "strict", "strict"),
     ("trajectory-policy", "business", "business"),
+    ("trajectory-policy", "IN_ORDER", "business"),  # ADK's names, in any case
+    ("trajectory-policy", "exact", "strict"),
+    ("trajectory-policy", "Any_Order", "any_order"),
     ("mode", "comment", "comment"),
     ("mode", "merge", "merge"),
     ("baseline", "none", Baseline("none")),
@@ -177,7 +180,7 @@ BAD = [
     ("num-runs", "two", "input num-runs: must be a whole number of at least 1, got 'two'"),
     ("num-runs", "1.5", "input num-runs: must be a whole number"),
     ("concurrency", "-1", "input concurrency: must be a whole number of at least 1, got '-1'"),
-    ("trajectory-policy", "loose", "input trajectory-policy: must be business or strict"),
+    ("trajectory-policy", "loose", "input trajectory-policy: must be business (IN_ORDER)"),
     ("mode", "pr", "input mode: must be one of auto, run, compare, comment, merge, got 'pr'"),
     ("fail-on", "regresion", "input fail-on: unknown policy regresion;"),
     ("fail-on", "never,threshold", "input fail-on: `never` cannot be combined"),

@@ -200,6 +200,9 @@ def test_trajectory_policy_overrides_match_type(write):
     _, strict = run(write, table, "--trajectory-policy", "strict")
     assert case_of(strict, "paris").metrics["tool_trajectory_avg_score"].score == 0.0
     assert strict.run_config.trajectory_policy == "strict"
+    _, adk_name = run(write, table, "--trajectory-policy", "ANY_ORDER")  # ADK's name
+    assert adk_name.run_config.trajectory_policy == "any_order"
+    assert adk_name.eval_sets[0].criteria["tool_trajectory_avg_score"]["match_type"] == "ANY_ORDER"
 
 
 def test_missing_expected_answer_scores_zero_as_in_adk(write):

@@ -23,6 +23,30 @@ RunnerKind = Literal["command", "adk", "adk_api", "adk_history"]
 RUNNER_KINDS: tuple[RunnerKind, ...] = ("command", "adk", "adk_api", "adk_history")
 
 
+# How --trajectory-policy overrides every trajectory criterion's match type: business =
+# IN_ORDER, strict = EXACT, any_order = ANY_ORDER. ADK's own names are accepted too.
+TrajectoryPolicy = Literal["business", "strict", "any_order"]
+TRAJECTORY_POLICIES: tuple[TrajectoryPolicy, ...] = ("business", "strict", "any_order")
+_ADK_MATCH_TYPES: dict[str, TrajectoryPolicy] = {
+    "exact": "strict",
+    "in_order": "business",
+    "any_order": "any_order",
+}
+
+
+def parse_trajectory_policy(text: str) -> TrajectoryPolicy:
+    """A policy by our name or ADK's match type (any case); ValueError naming the choices."""
+    name = text.strip().lower()
+    for policy in TRAJECTORY_POLICIES:
+        if name == policy:
+            return policy
+    if name in _ADK_MATCH_TYPES:
+        return _ADK_MATCH_TYPES[name]
+    raise ValueError(
+        f"must be business (IN_ORDER), strict (EXACT) or any_order (ANY_ORDER), got {text!r}"
+    )
+
+
 class CaseKey(NamedTuple):
     """A case's identity across runs and baselines: (eval_set_id, eval_id).
 

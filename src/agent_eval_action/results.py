@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
-from .core import Axis, CaseKey, RunnerKind
+from .core import Axis, CaseKey, RunnerKind, TrajectoryPolicy
 from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
 
 SCHEMA: Final = "agent-eval-results/1"
@@ -66,7 +66,7 @@ class RunConfig(LeanModel):
     num_runs: int = 1
     concurrency: int = 8
     timeout_s: float = 600.0
-    trajectory_policy: Literal["business", "strict"] | None = None
+    trajectory_policy: TrajectoryPolicy | None = None
     judge_model: str | None = None
     # None in Results written before these were recorded
     selection: Selection | None = None

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-from ..core import Axis
+from ..core import Axis, TrajectoryPolicy, parse_trajectory_policy
 from ..errors import InputError
 from ..github.baseline import HISTORY, MAX_HISTORY
 from ..github.env import GitHubEnv
-from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions
+from ..pipeline.options import DEFAULTS, GateOptions
 
 MODES = ("auto", "run", "compare", "comment", "merge")
 
@@ -158,12 +158,13 @@ def clean_history(text: str) -> int:
     return value
 
 
-def clean_trajectory_policy(text: str) -> Literal["business", "strict"] | None:
+def clean_trajectory_policy(text: str) -> TrajectoryPolicy | None:
     if not text:
         return None
-    if text not in TRAJECTORY_POLICIES:
-        raise _bad("trajectory-policy", f"must be business or strict, got {text!r}")
-    return text
+    try:
+        return parse_trajectory_policy(text)
+    except ValueError as err:
+        raise _bad("trajectory-policy", str(err)) from None
 
 
 def clean_mode(text: str) -> Literal["auto", "run", "compare", "comment", "merge"]:
@@ -343,7 +344,7 @@ class Settings:
     confirm_runs: int
     confirm_limit: int
     history: int
-    trajectory_policy: Literal["business", "strict"] | None
+    trajectory_policy: TrajectoryPolicy | None
     mode: Literal["auto", "run", "compare", "comment", "merge"]
     baseline: Baseline
     baseline_artifact: str

@@ -9,9 +9,9 @@ import argparse
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..core import Axis
+from ..core import Axis, TrajectoryPolicy, parse_trajectory_policy
 from ..errors import EXIT_BAD_INPUT, InputError
-from ..pipeline.options import DEFAULTS, TRAJECTORY_POLICIES, GateOptions, RunOptions
+from ..pipeline.options import DEFAULTS, GateOptions, RunOptions
 
 FORMAT_HELP = "what to print (default table): markdown = the PR comment, summary = the job summary"
 
@@ -41,6 +41,13 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def trajectory_policy(text: str) -> TrajectoryPolicy:
+    try:
+        return parse_trajectory_policy(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def positive_float(text: str) -> float:
@@ -164,8 +171,10 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
     )
     parser.add_argument(
         "--trajectory-policy",
-        choices=TRAJECTORY_POLICIES,
-        help="override every trajectory match_type: business = IN_ORDER, strict = EXACT",
+        type=trajectory_policy,
+        metavar="POLICY",
+        help="override every trajectory match_type: business = IN_ORDER, strict = EXACT, "
+        "any_order = ANY_ORDER (ADK's names exact, in_order, any_order work too)",
     )
     parser.add_argument(
         "--confirm-runs",

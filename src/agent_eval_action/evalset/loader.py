@@ -9,6 +9,7 @@ the suite (pipeline/suite.py).
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -111,7 +112,13 @@ def _select(cases: list[EvalCase], ids: list[str] | None, file: str) -> list[Eva
     by_id = {case.eval_id: case for case in cases}
     missing = [i for i in ids if i not in by_id]
     if missing:
-        raise InputError(f"no case with eval_id {', '.join(repr(i) for i in missing)}", file)
+        close = difflib.get_close_matches(missing[0], list(by_id), n=1)
+        hint = (
+            f' (did you mean "{close[0]}"?)'
+            if close
+            else f"; its cases: {', '.join(list(by_id)[:10])}{' …' if len(by_id) > 10 else ''}"
+        )
+        raise InputError(f"no case with eval_id {', '.join(repr(i) for i in missing)}{hint}", file)
     return [by_id[i] for i in dict.fromkeys(ids)]
 
 

@@ -8,12 +8,8 @@ This module stays light: the CLI imports it to build `--help`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
-from ..core import AXES, Axis
-
-TrajectoryPolicy = Literal["business", "strict"]
-TRAJECTORY_POLICIES: tuple[TrajectoryPolicy, ...] = ("business", "strict")
+from ..core import AXES, Axis, TrajectoryPolicy
 
 
 @dataclass(frozen=True)

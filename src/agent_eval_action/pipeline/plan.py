@@ -16,7 +16,11 @@ from ..metrics.trajectory import MatchType
 from ..traces import CaseRunRequest
 from .suite import LoadedEvalSet, Suite
 
-TRAJECTORY_POLICIES = {"business": MatchType.IN_ORDER, "strict": MatchType.EXACT}
+TRAJECTORY_POLICIES = {
+    "business": MatchType.IN_ORDER,
+    "strict": MatchType.EXACT,
+    "any_order": MatchType.ANY_ORDER,
+}
 
 
 @dataclass
