@@ -122,10 +122,10 @@ def test_cli_progress_in_github_actions(write, capsys, monkeypatch):
     command = python_command(WORKERS / "table_agent.py", "table.json")
     assert main(["run", "evals", "--command", command, "--out", "r.json"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("config: ")
     start, end = (
         err.index("::group::agent-eval-action: running 1 case-run"),
         err.index("::endgroup::"),
     )
     assert err[end - 1].startswith("progress: 1/1 case-run, 1 passed, 0 failed, 0 errored")
-    assert start == 1 and err[end + 1 :] == ["results: r.json"]
+    assert start == 0 and err[end + 2 :] == ["results: r.json"]
+    assert err[end + 1].startswith("config: 1 eval file uses ADK's defaults")

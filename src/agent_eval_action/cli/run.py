@@ -116,6 +116,7 @@ def finish(
         scored = _confirmed(job, case_runs, scored, gate, runner, scored_runs)
     results = scored.results
     results.write(Path(args.out))
+    print(job.configs, file=sys.stderr)
     print(f"results: {args.out}", file=sys.stderr)
     if empty_shard:
         assert job.shard is not None

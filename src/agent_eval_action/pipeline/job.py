@@ -33,6 +33,7 @@ class Job:
     shard: Shard | None = None
     judge: JudgeSettings | None = None  # None: no judged metric is configured
     warnings: list[str] = field(default_factory=list)  # for the Results
+    configs: str = ""  # which test_config.json each eval file uses, said after the run
     selection: Selection | None = None  # what the eval paths chose, for the Results
 
 
@@ -62,9 +63,9 @@ def prepare(
     if shard is not None:
         the_plan, record = shard_plan(the_plan, *shard, the_baseline.results)
     judge = judge_settings(the_plan, options)
-    print(configs_line(suite), file=sys.stderr)  # once every input is known good
     return Job(
         plan=the_plan,
+        configs=configs_line(suite),
         options=options,
         baseline=the_baseline,
         shard=record,
