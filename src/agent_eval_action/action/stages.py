@@ -113,7 +113,7 @@ def compare_and_publish(
         diff.verdict.notes.append(accepted_note)
     if baseline.results is None:
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
-    diff.verdict.notes.extend(ctx.notes)  # at the top: what this run could not do
+    diff.verdict.notes.extend(ctx.notes)  # at the top too: what this run could not do
     options = report_options(settings, baseline.relation)
     comment, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(settings.github.step_summary, summary)

@@ -392,11 +392,14 @@ def _compare_metric(
         if known_flaky and not noisy and (flip or drop):
             # one run against a case that varies on main: only re-runs can tell (confirm.py)
             diff.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
-        base_runs = [s for s in base.runs if s is not None]
-        cur_runs = [s for s in cur.runs if s is not None]
-        if noisy and min(len(base_runs), len(cur_runs)) >= policy.case_min_runs:
-            tail = (base_runs, cur_runs) if (flip or drop) else (cur_runs, base_runs)
-            diff.p_value = stats.runs_worse_p(*tail)
+    base_runs = [s for s in base.runs if s is not None]
+    cur_runs = [s for s in cur.runs if s is not None]
+    if noisy and min(len(base_runs), len(cur_runs)) >= policy.case_min_runs:
+        # every noisy metric with enough runs is tested, moved or not: a family made only of
+        # the metrics that moved would be picked for small p-values (see _decide_tested_cases)
+        worse = flip or drop or (diff.delta or 0.0) <= 0
+        tail = (base_runs, cur_runs) if worse else (cur_runs, base_runs)
+        diff.p_value = stats.runs_worse_p(*tail)
     diff.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
     return diff
 
@@ -442,16 +445,19 @@ def _threshold_only(metric: MetricResult, why: str) -> tuple[Change, str]:
 
 
 def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
-    """Noisy metrics with enough runs: significant after Benjamini-Hochberg are real changes."""
+    """Noisy metrics with enough runs, all of them tested: those significant after
+    Benjamini-Hochberg that also moved by enough to count (a flip, or min-delta) are real."""
     tested = [m for d in diffs for m in d.metrics if m.p_value is not None]
     p_values = [m.p_value for m in tested if m.p_value is not None]
     significant = stats.benjamini_hochberg(p_values, policy.case_alpha)
     for metric, real in zip(tested, significant, strict=True):
-        if not real:
-            continue
-        worse = (metric.delta or 0.0) < 0
+        delta = metric.delta or 0.0
+        worse = delta < 0
         flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
         fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
+        moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], EPSILON)
+        if not real or not moved:  # significant, but not by enough to count
+            continue
         if worse:
             metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
         else:
