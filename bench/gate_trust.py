@@ -273,8 +273,13 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     flip, fix = base_pass & ~cur_pass, ~base_pass & cur_pass
     drop = (delta < -EPSILON) & (-delta >= MIN_DELTAS - EPSILON)
     rise = (delta > EPSILON) & (delta >= MIN_DELTAS - EPSILON)
-    tested = flip | drop | fix | rise
-    worse_first = flip | drop
+    moved = flip | drop | fix | rise
+    # every metric whose runs vary on a side is tested, moved or not (the engine's
+    # _compare_metric); only those that moved can be blamed (_decide_tested_cases)
+    tested = (base.max(axis=3) - base.min(axis=3) > EPSILON) | (
+        cur.max(axis=3) - cur.min(axis=3) > EPSILON
+    )
+    worse_first = flip | drop | (delta <= 0)
     p = np.full(delta.shape, np.inf)
     flat_base = base.reshape(-1, runs)
     flat_cur = cur.reshape(-1, runs)
@@ -295,7 +300,8 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     cutoff = np.where(passing.any(axis=1), p.shape[1] - np.argmax(passing[:, ::-1], axis=1), 0)
     limit = np.where(cutoff > 0, ordered[np.arange(trials), np.maximum(cutoff - 1, 0)], -1.0)
     rejected = np.isfinite(p) & (p <= limit[:, None])
-    return np.any(rejected & (delta.reshape(trials, -1) < 0), axis=1)
+    blamed = rejected & moved.reshape(trials, -1) & (delta.reshape(trials, -1) < 0)
+    return np.any(blamed, axis=1)
 
 
 # --- the same trials through the real engine --------------------------------------------------
