@@ -198,32 +198,16 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
     }
     (workspace / "probe.json").write_text(json.dumps(plan))
     os.chown(workspace / "probe.json", RUNNER_UID, RUNNER_UID)
-    head = "e" * 40
-    runner.fake.add_pull(7, head, "d" * 40)
-    env = runner.env(
-        "pull_request",
-        pr_payload(7, head, "d" * 40),
-        evals="evals",
-        command=f"{IMAGE_PYTHON} probe.py",
-        baseline="none",
-        **{"output-dir": str(layout["out"])},
-    )
-    env.update({name: str(path) for name, path in commands.items()})
-    env.update(
-        GITHUB_WORKSPACE=str(workspace),
-        HOME=str(layout["home"]),
-        RUNNER_TEMP=str(layout["runner_temp"]),
-        GITHUB_TOKEN=TOKEN,
-        PYTHONPATH=str(ROOT / "src"),
-        PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
-    )
-    done = subprocess.run(
-        [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = _run_in(
+        layout,
+        runner,
+        env={
+            **{name: str(path) for name, path in commands.items()},
+            "HOME": str(layout["home"]),
+            "RUNNER_TEMP": str(layout["runner_temp"]),
+            "GITHUB_TOKEN": TOKEN,
+            "PATH": f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
+        },
     )
     results = json.loads((layout["out"] / "results.json").read_text())
     actual = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
@@ -269,10 +253,13 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
     assert done.returncode == 1, done.stdout + done.stderr  # "hi" was expected
 
 
-def _run_in(layout, runner: Runner, **inputs: str) -> subprocess.CompletedProcess[str]:
+def _run_in(
+    layout, runner: Runner, *, env: dict[str, str] | None = None, **inputs: str
+) -> subprocess.CompletedProcess[str]:
+    """The action from the image's virtualenv, in the layout's workspace, on PR #7."""
     head = "e" * 40
     runner.fake.add_pull(7, head, "d" * 40)
-    env = runner.env(
+    environment = runner.env(
         "pull_request",
         pr_payload(7, head, "d" * 40),
         evals="evals",
@@ -281,11 +268,12 @@ def _run_in(layout, runner: Runner, **inputs: str) -> subprocess.CompletedProces
         **{"output-dir": str(layout["out"])},
         **inputs,
     )
-    env.update(GITHUB_WORKSPACE=str(layout["workspace"]), PYTHONPATH=str(ROOT / "src"))
+    environment.update(GITHUB_WORKSPACE=str(layout["workspace"]), PYTHONPATH=str(ROOT / "src"))
+    environment.update(env or {})
     return subprocess.run(
         [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
         cwd=layout["workspace"],
-        env=env,
+        env=environment,
         capture_output=True,
         text=True,
         timeout=300,

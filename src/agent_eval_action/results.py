@@ -167,6 +167,19 @@ class RunRecord(LeanModel):
     confirms: str | None = None
 
 
+# Usage's counters (whole numbers that add up), by name.
+USAGE_COUNTS = (
+    "judge_calls",
+    "judge_reused",
+    "prompt_tokens",
+    "output_tokens",
+    "thinking_tokens",
+    "judge_prompt_tokens",
+    "judge_output_tokens",
+    "judge_thinking_tokens",
+)
+
+
 class Usage(LeanModel):
     judge_calls: int = 0  # judge requests answered (retries not counted)
     judge_reused: int = 0  # judge requests not made: a verdict was reused
@@ -181,16 +194,7 @@ class Usage(LeanModel):
 
     def add(self, other: Usage) -> None:
         unpriced = any(u.cost_usd is None and u.judge_calls > 0 for u in (self, other))
-        for name in (
-            "judge_calls",
-            "judge_reused",
-            "prompt_tokens",
-            "output_tokens",
-            "thinking_tokens",
-            "judge_prompt_tokens",
-            "judge_output_tokens",
-            "judge_thinking_tokens",
-        ):
+        for name in USAGE_COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if unpriced:
             self.cost_usd = None  # a partial sum would understate the cost

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..files.jsonpos import one_line
-from ..results import CaseResult, MetricResult, Results
+from ..results import USAGE_COUNTS, CaseResult, MetricResult, Results
 
 MAX_MAGNITUDE = 1e12  # far above any score, duration or cost; far below float overflow
 MAX_COUNT = 2**53  # tokens, calls, lines, run and turn numbers: exact as floats
@@ -163,16 +163,7 @@ class _Checker:
                 self.number(value, "run_config.gate.min_delta")
 
     def usage(self, usage: Any, where: str) -> None:
-        for name in (
-            "judge_calls",
-            "judge_reused",
-            "prompt_tokens",
-            "output_tokens",
-            "thinking_tokens",
-            "judge_prompt_tokens",
-            "judge_output_tokens",
-            "judge_thinking_tokens",
-        ):
+        for name in USAGE_COUNTS:
             self.count(getattr(usage, name), f"{where}.{name}")
         self.number(usage.cost_usd, f"{where}.cost_usd")
 
