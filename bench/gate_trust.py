@@ -312,11 +312,11 @@ def _content(text: str, role: str) -> Content:
 
 
 _EXPECTED = Expected.model_construct(final_response=_content("done", "model"), tool_uses=[])
-_RECORDS: dict[tuple[int, bool, str], RunRecord] = {}
+_RECORDS: dict[tuple[int, bool, str, str | None], RunRecord] = {}
 
 
-def _record(run: int, tool: bool, answer: str) -> RunRecord:
-    key = (run, tool, answer)
+def _record(run: int, tool: bool, answer: str, confirms: str | None = None) -> RunRecord:
+    key = (run, tool, answer, confirms)
     if key not in _RECORDS:
         actual = Actual.model_construct(
             final_response=_content(answer, "model"),
@@ -327,7 +327,7 @@ def _record(run: int, tool: bool, answer: str) -> RunRecord:
             user_content=_content("q", "user"), expected=_EXPECTED, actual=actual, duration_s=None
         )
         _RECORDS[key] = RunRecord.model_construct(
-            run=run, invocations=[invocation], error=None, duration_s=0.0, confirms=None
+            run=run, invocations=[invocation], error=None, duration_s=0.0, confirms=confirms
         )
     return _RECORDS[key]
 
@@ -388,6 +388,11 @@ def results(shape: Shape, side: Side, trial: int) -> Results:
             for r in range(shape.runs)
         ]
         cases.append(_case(first + offset, [float(t) for t in tool], rouge, runs))
+    return results_of(cases, shape.runs)
+
+
+def results_of(cases: list[CaseResult], num_runs: int) -> Results:
+    """Results holding these cases, as the engine reads them."""
     return Results.model_construct(
         schema_="agent-eval-results/1",
         created_at=NOW,
@@ -395,7 +400,7 @@ def results(shape: Shape, side: Side, trial: int) -> Results:
         adk_version=None,
         partial=False,
         source=Source(),
-        run_config=RunConfig(runner="command", num_runs=shape.runs),
+        run_config=RunConfig(runner="command", num_runs=num_runs),
         shard=None,
         eval_sets=[],
         cases=cases,

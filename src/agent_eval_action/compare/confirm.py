@@ -11,7 +11,8 @@ what they re-ran to confirm), so `compare` reproduces the verdict from the files
 - a flip seen in one run of a case that varies on main is re-run too: it would otherwise
   pass as noise, and a real regression in a noisy case would be missed;
 - each regressed metric stands if every re-run showed it again ("confirmed in 3/3
-  re-runs"), and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"),
+  re-runs": a new failure fails again; a drop that crossed no threshold comes back with the
+  same score, since a re-run worded afresh that scores a little lower is noise), and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"),
   the case flaky; a broad drop over many such cases is still caught by the suite-level test.
 
 A case known to be deterministic is not re-run: its change is real at once. That takes
@@ -133,8 +134,10 @@ def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: P
         return False
     if Change.NEW_FAILURE in (m.change, m.pending):
         return score < m.threshold
-    base = m.baseline_score if m.baseline_score is not None else 0.0
-    return base - score >= policy.min_delta[m.axis] - EPSILON and score < base - EPSILON
+    # a drop that crossed no threshold stands only if it comes back the same: a re-run
+    # worded afresh that scores a little lower again is noise, for the suite test to weigh
+    first = m.current_score if m.current_score is not None else -1.0
+    return abs(score - first) <= EPSILON
 
 
 def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:

@@ -1,0 +1,208 @@
+"""Gate trust at the default settings: one run per case on the PR, confirmation re-runs,
+and main's history as the action fetches it (or none, as on the first PRs).
+
+    python bench/gate_trust_single.py                 # 3,000 trials per cell (a few minutes)
+    python bench/gate_trust_single.py --trials 500    # a quick look
+
+Every trial goes through the real engine: `compare()` against the baseline (one run per
+case) with main's older baselines as history, then the confirmation rounds as
+`pipeline/confirm.py` runs them (`compare/confirm.py`'s `to_confirm` picks the cases; each
+round adds one re-run per case, recorded with `confirms`), until nothing is left to
+confirm. A noisy case's run passes with its probability (drawn per case from the shape's
+range); a failing run calls the wrong tool half of the time, and always answers wrongly;
+every run is worded afresh. One deterministic case in ten fails on both sides.
+
+Scenarios (policy `regression`, confirm-runs 3):
+  (a) nothing changed                          target: gate fails <= 1% (upper bound)
+  (b) one deterministic case's trajectory slips target: 100%
+  (c) every noisy case loses 0.2 pass probability, shapes with >= 60 noisy cases: >= 90%
+  (d) only pre-existing failures (noisy cases fail every run on both sides): <= 1%
+and the cost: extra case-runs per PR, as a share of the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gate_trust as base_sim
+
+from agent_eval_action.compare import compare, flaky_in_history
+from agent_eval_action.compare.confirm import to_confirm
+
+CONFIRM_RUNS = 3
+HISTORY = 5  # the action's default `history`
+
+
+@dataclass(frozen=True)
+class Shape:
+    cases: int
+    noisy: int
+    low: float
+    high: float
+
+    @property
+    def name(self) -> str:
+        return f"{self.noisy} noisy of {self.cases}, p {self.low}-{self.high}, 1 run"
+
+
+SHAPES = [Shape(20, 6, 0.6, 0.95), Shape(100, 60, 0.6, 0.95), Shape(200, 60, 0.5, 0.95)]
+SCENARIOS = ["a", "b", "c", "d"]
+
+
+def _run(rng: np.random.Generator, number: int, passes: bool, confirms: str | None = None):
+    """One run of a noisy case: (trajectory score, ROUGE, its record)."""
+    if passes:
+        tool, rouge = True, float(rng.uniform(0.8, 1.0))
+    else:
+        tool, rouge = bool(rng.random() < 0.5), float(rng.uniform(0.3, 0.75))
+    record = base_sim._record(number, tool, f"{'ok' if passes else 'bad'} {rouge!r}", confirms)
+    return float(tool), rouge, record
+
+
+def _side(shape: Shape, probs: np.ndarray, rng, scenario: str, pr: bool) -> list[list]:
+    """One side's cases, each a list of runs (trajectory, ROUGE, record)."""
+    runs: list[list] = []
+    for index in range(shape.cases - shape.noisy):
+        fails = index % 10 == 0 or (scenario == "b" and pr and index == 1)
+        record = base_sim._record(1, not fails, "bad" if fails else "ok")
+        runs.append([(0.0 if fails else 1.0, 0.6 if fails else 0.95, record)])
+    for p in probs:
+        runs.append([_run(rng, 1, scenario != "d" and rng.random() < p)])
+    return runs
+
+
+def _results(runs: list[list]):
+    cases = [
+        base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
+        for i, rs in enumerate(runs)
+    ]
+    return base_sim.results_of(cases, 1)
+
+
+def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, int]:
+    """(did the gate fail, extra case-runs) for one simulated pull request."""
+    rng = np.random.default_rng(seed)
+    probs = rng.uniform(shape.low, shape.high, shape.noisy)
+    pr_probs = probs - 0.2 if scenario == "c" else probs
+    baseline = _results(_side(shape, probs, rng, scenario, pr=False))
+    older = [_results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)]
+    known = [*older, baseline] if history else [baseline]
+    pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
+    current = _results(pr_runs)
+    flaky = flaky_in_history(known)
+    diff = compare(current, baseline, known_flaky=flaky)
+    extra = 0
+    first_noisy = shape.cases - shape.noisy
+    for round_number in range(1, CONFIRM_RUNS + 1):
+        wanted = to_confirm(diff, current, known, CONFIRM_RUNS)
+        if not wanted:
+            break
+        for key, _ in wanted:
+            index = int(key.eval_id.removeprefix("case"))
+            if index < first_noisy:  # a deterministic case: it does the same again
+                tool, rouge, _record = pr_runs[index][0]
+                pr_runs[index].append(
+                    (
+                        tool,
+                        rouge,
+                        base_sim._record(
+                            1 + round_number, tool == 1.0, "bad" if tool == 0.0 else "ok", "x"
+                        ),
+                    )
+                )
+            else:
+                p = pr_probs[index - first_noisy]
+                passes = scenario != "d" and rng.random() < p
+                pr_runs[index].append(_run(rng, 1 + round_number, passes, "x"))
+        extra += len(wanted)
+        current = _results(pr_runs)
+        diff = compare(current, baseline, known_flaky=flaky)
+    return not diff.verdict.passed, extra
+
+
+def _cell(args: tuple[Shape, str, bool, int, int]) -> tuple[int, int]:
+    shape, scenario, history, start, count = args
+    failed = extra = 0
+    for seed in range(start, start + count):
+        f, e = trial(shape, scenario, history, seed)
+        failed += f
+        extra += e
+    return failed, extra
+
+
+def measure(trials: int) -> list[dict]:
+    rows = []
+    with ProcessPoolExecutor() as pool:
+        for shape in SHAPES:
+            for scenario in SCENARIOS:
+                if scenario == "c" and shape.noisy < 60:
+                    continue
+                for history in (True, False):
+                    step = max(1, trials // 8)
+                    jobs = [
+                        (
+                            shape,
+                            scenario,
+                            history,
+                            10_000 * SCENARIOS.index(scenario) + s,
+                            min(step, trials - s),
+                        )
+                        for s in range(0, trials, step)
+                    ]
+                    failed = extra = 0
+                    for f, e in pool.map(_cell, jobs):
+                        failed += f
+                        extra += e
+                    low, high = base_sim.wilson(failed, trials)
+                    target = {
+                        "a": high <= 0.01,
+                        "b": failed == trials,
+                        "c": low >= 0.90,
+                        "d": high <= 0.01,
+                    }
+                    rows.append(
+                        {
+                            "shape": shape.name,
+                            "scenario": scenario,
+                            "history": f"{HISTORY} older" if history else "none",
+                            "failed": failed / trials,
+                            "low": low,
+                            "high": high,
+                            "met": target[scenario],
+                            "extra": extra / trials / shape.cases,
+                        }
+                    )
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} extra runs"
+    ]
+    for r in rows:
+        rate = f"{r['failed']:.2%} [{r['low']:.2%}, {r['high']:.2%}]"
+        lines.append(
+            f"{r['shape']:<36} ({r['scenario']})   {r['history']:<9} {rate:<24} "
+            f"{'yes' if r['met'] else 'NO':<4} {r['extra']:.1%} of the suite"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=3000)
+    args = parser.parse_args()
+    rows = measure(args.trials)
+    print(table(rows))
+    print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
