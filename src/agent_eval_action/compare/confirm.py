@@ -109,7 +109,8 @@ def settle(diff: CaseDiff, current: CaseResult, policy: Policy) -> None:
             f"not reproduced: {counts[m.metric]}/{runs} re-runs showed it again, likely "
             f"noise (the first run: {m.reason})"
         )
-        m.noisy = True
+        # not m.noisy: this metric was picked for having dropped, so its one run would bias
+        # the suite test, which weighs noisy metrics drawn without looking at their change
         diff.flaky = True
     if max(counts.values()) < runs:
         diff.likely_noise = True
