@@ -7,6 +7,8 @@ is versioned and its JSON Schema is exported to schemas/results.schema.json.
 from __future__ import annotations
 
 import json
+import statistics
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -127,6 +129,30 @@ class JudgeRecord(LeanModel):
     note: str | None = None  # e.g. safety_v1 is our own judge, not ADK's Vertex AI one
     rubric_scores: list[dict[str, float | None]] = Field(default_factory=list)  # per run
     verdicts: list[JudgeVerdict] = Field(default_factory=list)
+
+
+def case_score(
+    runs: Sequence[float | None], turns: Sequence[Sequence[float | None]]
+) -> float | None:
+    """A metric's case score from its runs' scores and their per-turn scores, as ADK gives
+    it: one run, its own score (adk eval); several, the mean of all their turns
+    (AgentEvaluator), or of the run scores when a run has no per-turn scores (e.g. a custom
+    metric) or no turn was scored. None when a run could not be scored."""
+    if not runs or any(score is None for score in runs):
+        return None
+    if len(runs) == 1:
+        return runs[0]
+    pooled = [s for turn in turns for s in turn if s is not None]
+    if not pooled or any(not turn for turn in turns):
+        return statistics.mean(score for score in runs if score is not None)
+    return statistics.mean(pooled)
+
+
+def status_for(score: float | None, threshold: float) -> Status:
+    """Passed at or above the threshold, failed below it, not evaluated without a score."""
+    if score is None:
+        return Status.NOT_EVALUATED
+    return Status.PASSED if score >= threshold else Status.FAILED
 
 
 class MetricResult(LeanModel):

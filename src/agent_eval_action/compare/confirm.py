@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..core import CaseKey
-from ..results import CaseResult, MetricResult, Results, Status
+from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
 from .divergence import _behaviour_text
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
 
@@ -61,22 +61,8 @@ def original(case: CaseResult) -> CaseResult:
 def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
     runs = [metric.runs[i] for i in kept if i < len(metric.runs)]
     turns = [metric.invocations[i] for i in kept if i < len(metric.invocations)]
-    score: float | None
-    if not runs or any(s is None for s in runs):
-        score = None
-    elif len(runs) == 1:
-        score = runs[0]
-    else:  # several runs: the mean of all their turns, as the case score pools them
-        pooled = [s for turn in turns for s in turn if s is not None]
-        known = [s for s in runs if s is not None]
-        score = sum(pooled) / len(pooled) if pooled else sum(known) / len(known)
-    status = (
-        Status.NOT_EVALUATED
-        if score is None
-        else Status.PASSED
-        if score >= metric.threshold
-        else Status.FAILED
-    )
+    score = case_score(runs, turns)  # as the score stage scored the case, without re-runs
+    status = status_for(score, metric.threshold)
     return metric.model_copy(
         update={"runs": runs, "invocations": turns, "score": score, "status": status}
     )

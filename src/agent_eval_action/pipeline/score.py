@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -41,6 +40,8 @@ from ..results import (
     Status,
     Timing,
     Usage,
+    case_score,
+    status_for,
 )
 from ..traces import CaseRuns, CaseRunTrace, CustomScore
 from .cancellable import Cancelled, run_cancellable
@@ -182,7 +183,9 @@ def _metric_result(
     traces: Sequence[CaseRunTrace],
     scores: dict[int, RunScore],
 ) -> MetricResult:
-    score = _case_score(list(scores.values()))
+    score = case_score(
+        [s.overall for s in scores.values()], [s.invocations for s in scores.values()]
+    )
     errors = sorted({s.error for s in scores.values() if s.error})
     if not scores:
         errors = ["no run finished, so nothing was scored"]
@@ -190,29 +193,11 @@ def _metric_result(
         axis=metric.axis,
         score=score,
         threshold=criterion.threshold,
-        status=(
-            Status.NOT_EVALUATED
-            if score is None
-            else Status.PASSED
-            if score >= criterion.threshold
-            else Status.FAILED
-        ),
+        status=status_for(score, criterion.threshold),
         runs=[scores[t.run].overall if t.run in scores else None for t in traces],
         invocations=[scores[t.run].invocations if t.run in scores else [] for t in traces],
         error="; ".join(errors) or None,
     )
-
-
-def _case_score(runs: list[RunScore]) -> float | None:
-    """One run: its own score (adk eval). Several: the mean of all their turns (AgentEvaluator)."""
-    if any(r.overall is None for r in runs) or not runs:
-        return None
-    if len(runs) == 1:
-        return runs[0].overall
-    pooled = [s for r in runs for s in r.invocations if s is not None]
-    if any(not r.invocations for r in runs):  # e.g. a custom metric without per-turn scores
-        return statistics.mean(r.overall for r in runs if r.overall is not None)
-    return statistics.mean(pooled)
 
 
 def _case_status(result: CaseResult, errored: list[CaseRunTrace]) -> Status:
