@@ -121,6 +121,6 @@ def test_the_comparison_scores_a_case_without_its_re_runs_as_the_score_stage_doe
 
     assert case_score([0.5], [[0.5]]) == 0.5  # one run: its own score
     assert case_score([1.0, 0.5], [[1.0, 1.0], [0.0, 1.0]]) == 0.75  # several: all turns
-    assert case_score([0.4, 0.8], [[0.4], []]) == 0.6  # a run without turn scores: the runs
+    assert case_score([0.5, 1.0], [[0.5], []]) == 0.75  # a run without turn scores: the runs
     assert case_score([0.5, 1.0], [[None], [None]]) == 0.75  # no turn scored: the runs
     assert case_score([0.5, None], [[0.5], []]) is None and case_score([], []) is None
