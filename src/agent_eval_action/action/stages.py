@@ -91,7 +91,7 @@ def compare_and_publish(
 ) -> int:
     """Compare with the baseline, write the reports, publish (unless `post` is False: the
     fork-safe companion job posts them), set the outputs."""
-    from ..pipeline.gate import Baseline, gate, gate_options
+    from ..pipeline.gate import Baseline, gate
 
     settings = ctx.settings
     try:
@@ -106,7 +106,7 @@ def compare_and_publish(
     diff = gate(
         results,
         Baseline(baseline.results, baseline.reason, tuple(baseline.older)),
-        gate_options(",".join(settings.fail_on), settings.min_delta),
+        settings.gate,  # checked when the inputs were read
         accepted=accepted,
     )
     if accepted_note and diff.verdict.accepted:

@@ -19,8 +19,7 @@ from ..compare.confirm import to_confirm
 from ..compare.model import Diff
 from ..core import CaseKey
 from ..results import Results
-from ..traces import CaseRunRequest
-from .plan import Plan, restrict
+from .plan import Plan, request, restrict
 
 LIMIT_REACHED = (
     "confirmation re-runs stopped at the limit of {limit} extra case-runs: {left} regressed "
@@ -30,20 +29,7 @@ LIMIT_REACHED = (
 
 def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, str]], run: int) -> Plan:
     """One more run, numbered `run`, of each wanted case, saying what it re-runs to confirm."""
-    cases = plan.cases
-    requests = []
-    for key, what in wanted:
-        _, case = cases[key]
-        requests.append(
-            CaseRunRequest(
-                eval_set_id=key.eval_set_id,
-                eval_id=key.eval_id,
-                run=run,
-                session_input=case.session_input,
-                user_contents=[turn.user_content for turn in case.conversation or ()],
-                confirms=what,
-            )
-        )
+    requests = [request(key.eval_set_id, plan.cases[key][1], run, what) for key, what in wanted]
     return replace(restrict(plan, {key for key, _ in wanted}), requests=requests)
 
 

@@ -69,16 +69,23 @@ def plan(
             if case.conversation is None:
                 continue  # scenarios cannot run yet: scored as not_evaluated with a note
             for run in range(1, num_runs + 1):
-                result.requests.append(
-                    CaseRunRequest(
-                        eval_set_id=eval_set.eval_set_id,
-                        eval_id=case.eval_id,
-                        run=run,
-                        session_input=case.session_input,
-                        user_contents=[turn.user_content for turn in case.conversation],
-                    )
-                )
+                result.requests.append(request(eval_set.eval_set_id, case, run))
     return result
+
+
+def request(
+    eval_set_id: str, case: EvalCase, run: int, confirms: str | None = None
+) -> CaseRunRequest:
+    """Run `run` of a case: its user turns, replayed in one session (`confirms`: what a
+    confirmation re-run re-runs to confirm)."""
+    return CaseRunRequest(
+        eval_set_id=eval_set_id,
+        eval_id=case.eval_id,
+        run=run,
+        session_input=case.session_input,
+        user_contents=[turn.user_content for turn in case.conversation or ()],
+        confirms=confirms,
+    )
 
 
 def restrict(plan: Plan, cases: set[CaseKey]) -> Plan:
