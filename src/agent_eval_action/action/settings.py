@@ -53,15 +53,16 @@ def _bad(name: str, reason: str) -> InputError:
     return InputError(one_line(f"input {name}: {reason}"))
 
 
-def _positive_int(name: str, text: str, default: int) -> int:
+def _whole(name: str, text: str, default: int, least: int = 1) -> int:
+    """A whole number of at least `least`; the default when the input is empty."""
     if not text:
         return default
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise _bad(name, f"must be a whole number of at least 1, got {text!r}")
+        value = least - 1
+    if value < least:
+        raise _bad(name, f"must be a whole number of at least {least}, got {text!r}")
     return value
 
 
@@ -128,31 +129,23 @@ def clean_config(text: str) -> str | None:
 
 
 def clean_num_runs(text: str) -> int:
-    return _positive_int("num-runs", text, DEFAULTS.run.num_runs)
+    return _whole("num-runs", text, DEFAULTS.run.num_runs)
 
 
 def clean_concurrency(text: str) -> int:
-    return _positive_int("concurrency", text, DEFAULTS.run.concurrency)
-
-
-def _count(name: str, text: str, default: int) -> int:
-    if not text:
-        return default
-    if not text.isdecimal():
-        raise _bad(name, f"must be a whole number of 0 or more, got {text!r}")
-    return int(text)
+    return _whole("concurrency", text, DEFAULTS.run.concurrency)
 
 
 def clean_confirm_runs(text: str) -> int:
-    return _count("confirm-runs", text, DEFAULTS.run.confirm_runs)
+    return _whole("confirm-runs", text, DEFAULTS.run.confirm_runs, least=0)
 
 
 def clean_confirm_limit(text: str) -> int:
-    return _count("confirm-limit", text, DEFAULTS.run.confirm_limit)
+    return _whole("confirm-limit", text, DEFAULTS.run.confirm_limit, least=0)
 
 
 def clean_history(text: str) -> int:
-    value = _count("history", text, HISTORY)
+    value = _whole("history", text, HISTORY, least=0)
     if value > MAX_HISTORY:
         raise _bad("history", f"must be at most {MAX_HISTORY}, got {value}")
     return value
