@@ -251,7 +251,6 @@ def agent_arguments(settings: Settings) -> list[str]:
 def run_arguments(
     settings: Settings,
     results: Path,
-    traces: Path,
     baseline: Path | None,
     history: Sequence[Path] = (),
     *,
@@ -274,8 +273,8 @@ def run_arguments(
         shared += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
     if baseline is not None:
         shared += ["--baseline", str(baseline)]  # the shards' split, the judge's verdicts
-    run_cases = ["run-cases", *shared, *agent_arguments(settings), "--traces", str(traces)]
-    score = ["score", *shared, "--traces", str(traces), "--out", str(results)]
+    run_cases = ["run-cases", *shared, *agent_arguments(settings)]
+    score = ["score", *shared, "--out", str(results)]
     if settings.judge_model:
         score += ["--judge-model", settings.judge_model]
     score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
@@ -306,16 +305,21 @@ def run_evals(
     results = out_dir / "results.json"
     with tempfile.TemporaryDirectory(prefix="agent-eval-score-") as private:
         traces, copied = user.scratch / "traces.jsonl", Path(private) / "traces.jsonl"
-        run_cases, score = run_arguments(settings, results, copied, baseline, history, gate=gate)
-        agent = run_cases[: run_cases.index(str(copied))]  # its arguments, up to the traces
+        agent, score = run_arguments(settings, results, baseline, history, gate=gate)
         env = {**user.environment(child_environment()), **(agent_env or {})}
         env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
-        code = children.call(_module([*agent, str(traces)]), env, user=user)
+        code = children.call(_module([*agent, "--traces", str(traces)]), env, user=user)
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
+        files = [copied]  # the traces the score stage reads: the suite's, then each round's
+
+        def scored(*, after_cancel: bool = False) -> int:
+            traces_args = [arg for file in files for arg in ("--traces", str(file))]
+            argv = _module([*score, *traces_args])
+            return children.call(argv, score_environment(settings), after_cancel=after_cancel)
+
         # after a cancellation too: the score stage turns what finished into partial Results
-        code = children.call(_module(score), score_environment(settings), after_cancel=True)
-        files = [copied]
+        code = scored(after_cancel=True)
 
         def confirm(
             wanted: list[tuple[CaseKey, str]], round_number: int
@@ -326,14 +330,13 @@ def run_evals(
             plan.write_text(json.dumps({"run": run, "cases": [[*k, w] for k, w in wanted]}))
             plan.chmod(0o644)
             produced = user.scratch / f"traces-{round_number}.jsonl"
-            argv = [*agent, str(produced), "--confirm", str(plan)]
+            argv = [*agent, "--traces", str(produced), "--confirm", str(plan)]
             if children.call(_module(argv), env, user=user) != EXIT_PASS:
                 return None
             files.append(Path(private) / produced.name)
             if not _copy_untrusted(produced, files[-1]):
                 return None
-            again = [*score, *(arg for f in files[1:] for arg in ("--traces", str(f)))]
-            code = children.call(_module(again), score_environment(settings))
+            code = scored()
             if code not in (EXIT_PASS, EXIT_GATE_FAILED):
                 return None
             return _diff(out_dir), load_results(str(results))
