@@ -24,16 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..compare import load_baseline, load_results
-    from ..pipeline.gate import Baseline, gate, require_file, verdict_code
+    from ..compare import load_results
+    from ..pipeline.gate import gate, read_baseline, verdict_code
     from .output import emit, report
 
     options = common.gate_options(args)
-    require_file(args.baseline, "--baseline")
+    baseline = read_baseline(args.baseline, args.history)  # a missing file is bad input
     current = load_results(args.current)
-    results, reason = load_baseline(args.baseline)
-    history = tuple(b for b, _ in map(load_baseline, args.history) if b is not None)
-    diff = gate(current, Baseline(results, reason, history), options)
+    diff = gate(current, baseline, options)
     if diff.baseline is None:
         print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
     if args.format in ("markdown", "summary"):

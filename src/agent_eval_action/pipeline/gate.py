@@ -44,8 +44,8 @@ NONE_GIVEN = Baseline(None)
 
 def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
     """A baseline named by path, with its history. A path that does not exist is bad input
-    (the user named it); an unreadable or newer file is "no baseline", said loudly (a
-    warning on stderr, and in the Results' warnings)."""
+    (the user named it); an unreadable or newer file is "no baseline", with the warning
+    for the caller to say (`warnings`: for stderr and the Results')."""
     if path is None:
         return NONE_GIVEN
     require_file(path, "--baseline")
@@ -54,7 +54,6 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
     warnings: tuple[str, ...] = ()
     if results is None:
         warnings = (f"warning: {no_baseline_warning(reason)}",)
-        print(warnings[0], file=sys.stderr)
     return Baseline(results, reason, older, warnings)
 
 

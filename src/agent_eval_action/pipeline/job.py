@@ -59,6 +59,8 @@ def prepare(
         print(warning, file=sys.stderr)
     the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
     the_baseline = read_baseline(baseline, history)
+    for warning in the_baseline.warnings:
+        print(warning, file=sys.stderr)
     record = None
     if shard is not None:
         the_plan, record = shard_plan(the_plan, *shard, the_baseline.results)
