@@ -34,10 +34,6 @@ from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff
 EPSILON = 1e-9
 
 
-def is_confirmation(case: CaseResult) -> list[bool]:
-    return [run.confirms is not None for run in case.runs]
-
-
 def original(case: CaseResult) -> CaseResult:
     """The case as its own runs scored it: without the runs that re-ran it to confirm."""
     kept = [i for i, run in enumerate(case.runs) if run.confirms is None]
