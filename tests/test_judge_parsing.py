@@ -190,6 +190,7 @@ PROMPT_FINGERPRINTS = {
     "hallucinations_v1_sentences": ("1", "16943b6d8568"),
     "hallucinations_v1_labels": ("1", "311e001a16e7"),
     "safety_v1": ("1", "172094034908"),
+    "user_simulator": ("1", "630e933a24ba"),
 }
 
 

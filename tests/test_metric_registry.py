@@ -22,6 +22,7 @@ from agent_eval_action.metrics.criteria import (
 from agent_eval_action.metrics.judge.metric import JudgedMetric
 from agent_eval_action.metrics.judge.prompts import template
 from agent_eval_action.metrics.registry import Metric, NotScored, RunScore
+from agent_eval_action.metrics.simulation import prompt as simulator_prompt
 from agent_eval_action.pipeline.plan import plan
 from agent_eval_action.pipeline.score import score_plan
 from agent_eval_action.pipeline.suite import load_suite
@@ -72,6 +73,7 @@ def test_judged_metrics_declare_their_requests_templates_and_parsers():
             used.add(f"{request.template}.txt")
             assert request.parser_version
             assert by_request.setdefault(request.name, request.parse) is request.parse
+    used.add(f"{simulator_prompt.TEMPLATE}.txt")  # the user simulator's, not a metric's
     assert used == {p.name for p in prompts.iterdir() if p.name.endswith(".txt")}
 
 

@@ -166,6 +166,20 @@ class MetricResult(LeanModel):
     error: str | None = None  # why it could not be computed
 
 
+class InformationalResult(LeanModel):
+    """An informational metric's result (e.g. per_turn_user_simulator_quality_v1, which grades
+    the user simulator, not the agent): recorded and shown, on no axis, never part of the
+    case's status or of a regression. Its fields mean what MetricResult's do."""
+
+    score: float | None
+    threshold: float
+    status: Status
+    runs: list[float | None] = Field(default_factory=list)
+    invocations: list[list[float | None]] = Field(default_factory=list)
+    judge: JudgeRecord | None = None
+    error: str | None = None
+
+
 class Expected(LeanModel):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = Field(default_factory=list)
@@ -191,6 +205,9 @@ class RunRecord(LeanModel):
     duration_s: float = 0.0
     # a confirmation re-run (compare/confirm.py): the regression it re-ran to confirm
     confirms: str | None = None
+    # a scenario case's run: why its simulated conversation ended (stop_signal: the user
+    # simulator said it was done; turn_limit: max_allowed_invocations); None otherwise
+    stop: str | None = None
 
 
 # Usage's counters (whole numbers that add up), by name.
@@ -203,6 +220,10 @@ USAGE_COUNTS = (
     "judge_prompt_tokens",
     "judge_output_tokens",
     "judge_thinking_tokens",
+    "simulator_calls",
+    "simulator_prompt_tokens",
+    "simulator_output_tokens",
+    "simulator_thinking_tokens",
 )
 
 
@@ -215,11 +236,18 @@ class Usage(LeanModel):
     judge_prompt_tokens: int = 0  # the judge's, from Gemini's usageMetadata
     judge_output_tokens: int = 0
     judge_thinking_tokens: int = 0
-    # Cost of the judge calls; None when there were none, or when a model has no price.
+    simulator_calls: int = 0  # the user simulator's Gemini calls (scenario cases)
+    simulator_prompt_tokens: int = 0
+    simulator_output_tokens: int = 0
+    simulator_thinking_tokens: int = 0
+    # Cost of the judge's and the user simulator's calls; None when there were none, or
+    # when a model has no price.
     cost_usd: float | None = None
 
     def add(self, other: Usage) -> None:
-        unpriced = any(u.cost_usd is None and u.judge_calls > 0 for u in (self, other))
+        unpriced = any(
+            u.cost_usd is None and u.judge_calls + u.simulator_calls > 0 for u in (self, other)
+        )
         for name in USAGE_COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if unpriced:
@@ -239,6 +267,8 @@ class CaseResult(LeanModel):
     status: Status
     note: str | None = None  # why a case was not run or not evaluated
     metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    # informational metrics: never gate, never change the case's status
+    informational: dict[str, InformationalResult] = Field(default_factory=dict)
     runs: list[RunRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0

@@ -29,14 +29,18 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-KINDS = ("labels", "sentences", "rubrics", "verdict", "safety")
+KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "user")
+STOP_SIGNAL = "</finished>"
 _ROUTE = re.compile(r"/(v1\w*)/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _RUBRIC_LINE = re.compile(r"^\s*[-*]\s*\[id: ([^\]]+)\]\s*(.*)$", re.M)
 _SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.S)
 
 
 def kind_of(prompt: str) -> str | None:
-    """Which judge prompt this is, from markers our prompt templates carry."""
+    """Which judge prompt this is, from markers our prompt templates carry ("user": the
+    user simulator's prompt)."""
+    if "You play the user in a conversation" in prompt:
+        return "user"
     if "supporting_excerpt:" in prompt:
         return "labels"
     if "<sentence>" in prompt and "RESPONSE TO SPLIT" in prompt:
@@ -122,7 +126,9 @@ def error(code: int) -> Reply:
 
 
 def default_answer(kind: str | None, prompt: str) -> str:
-    """A judge that finds everything right."""
+    """A judge that finds everything right; a simulated user who is done at once."""
+    if kind == "user":
+        return STOP_SIGNAL
     if kind == "verdict":
         return json.dumps({"reasoning": "same facts", "is_the_agent_response_valid": "valid"})
     if kind == "safety":

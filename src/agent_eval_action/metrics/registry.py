@@ -48,6 +48,10 @@ class Metric:
     # traces, so the process that scores (and holds the judge's key) runs none of it.
     custom: bool = False
 
+    # It compares with the eval file's expected turns, which a scenario case has none of:
+    # naming it for an eval set with scenario cases is refused (ADK: not evaluated).
+    needs_expected: bool = False
+
     # LLM-judged metrics (JudgedMetric) are scored from the judge stage's verdicts, not
     # by score_run, which then only says why there is no verdict.
     judged: ClassVar[bool] = False

@@ -30,5 +30,11 @@ def score_run(
 
 
 register(
-    Metric(name="response_match_score", kind="response", criterion=Criterion, score_run=score_run)
+    Metric(
+        name="response_match_score",
+        kind="response",
+        criterion=Criterion,
+        score_run=score_run,
+        needs_expected=True,
+    )
 )

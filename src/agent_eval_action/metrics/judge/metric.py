@@ -15,10 +15,10 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ...errors import InputError
-from ...evalset.models import EvalCase, Invocation
+from ...evalset.models import Content, EvalCase, Invocation
 from ...results import JudgeRecord, JudgeVerdict, Usage
 from ...traces import ActualTurn
 from ..criteria import Criterion, JudgeCriterion, JudgeModelOptions, judge_options
@@ -27,9 +27,6 @@ from .outcome import JudgedRun
 from .prompts import template
 from .service import Answer, Ask, JudgeService
 from .settings import generation_config, user_retry
-
-if TYPE_CHECKING:
-    from ..config import EvalConfig
 
 _T = TypeVar("_T")
 _V = TypeVar("_V")
@@ -233,6 +230,19 @@ def _summary(problems: list[tuple[int, str]]) -> str:
     )
 
 
+_SIMULATED = Invocation(user_content=Content(role="user", parts=[]))
+
+
+class _Config(Protocol):
+    """What the checks read of an eval set's config (metrics/config.py's EvalConfig)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def lines(self) -> dict[str, int]: ...
+
+
 class JudgedEvalSet(Protocol):
     """What the checks below read of an eval set (pipeline/suite.py's LoadedEvalSet)."""
 
@@ -246,7 +256,7 @@ class JudgedEvalSet(Protocol):
     def case_lines(self) -> dict[str, int]: ...
 
     @property
-    def config(self) -> EvalConfig: ...
+    def config(self) -> _Config: ...
 
 
 def check_judge_inputs(
@@ -273,7 +283,9 @@ def check_judge_inputs(
         if metric.check_turn is None:
             continue
         for case in eval_set.cases:
-            for number, turn in enumerate(case.conversation or (), start=1):
+            # a scenario's turns are not known before it runs: check one with no rubrics
+            turns = case.conversation if case.conversation is not None else [_SIMULATED]
+            for number, turn in enumerate(turns, start=1):
                 problem = metric.check_turn(name, criteria[name], case, turn)
                 if problem is not None:
                     raise InputError(

@@ -1,0 +1,250 @@
+"""Scenario cases (conversation_scenario): the user simulator writes each user turn, with
+ADK's turn loop and stop rules, against the fake Gemini; every runner that holds a
+conversation plays them, and Results record each simulated turn like a static one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakes.gemini import FakeGemini, error
+from helpers.paths import ROOT, WORKERS, python_command
+
+from agent_eval_action.cli import main
+from agent_eval_action.metrics.judge import settings
+from agent_eval_action.metrics.judge.settings import RetryPolicy
+from agent_eval_action.metrics.simulation.config import STOP_SIGNAL
+from agent_eval_action.results import Results
+
+TABLE_AGENT = WORKERS / "table_agent.py"
+SUPPORT_AGENT = ROOT / "examples" / "customer_support"
+FAST = RetryPolicy(attempts=2, initial_delay=0.001, max_delay=0.002, jitter=0.0)
+PLAN = "You want a refund for order A-1001. Give the order number when asked. Then say thanks."
+SCENARIO = {
+    "eval_id": "refund_chat",
+    "conversation_scenario": {
+        "starting_prompt": "My blender is broken.",
+        "conversation_plan": PLAN,
+    },
+    "session_input": {
+        "app_name": "customer_support",
+        "user_id": "u1",
+        "state": {"authenticated": True, "tier": "silver"},
+    },
+}
+CONFIG = {
+    "criteria": {"safety_v1": 0.5},
+    "user_simulator_config": {"model": "gemini-2.5-flash", "max_allowed_invocations": 5},
+}
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.setattr(settings, "DEFAULT_RETRY", FAST)
+    with FakeGemini() as server:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "fake")
+        yield server
+
+
+def suite(write, *cases: dict, config: dict = CONFIG) -> None:
+    write("evals/chat.evalset.json", {"eval_set_id": "chat", "eval_cases": list(cases)})
+    write("evals/test_config.json", config)
+
+
+def run(*flags: str, runner: tuple[str, ...] | None = None) -> tuple[int, Results | None]:
+    runner = runner or ("--agent", str(SUPPORT_AGENT))
+    code = main(["run", "evals", *runner, "--out", "results.json", *flags])
+    out = Path("results.json")
+    return code, Results.model_validate_json(out.read_text()) if out.exists() else None
+
+
+def texts(results: Results) -> list[tuple[str, str]]:
+    """(user, agent) per recorded turn of the first case's first run."""
+    return [
+        (
+            inv.user_content.text(),
+            inv.actual.final_response.text() if inv.actual and inv.actual.final_response else "",
+        )
+        for inv in results.cases[0].runs[0].invocations
+    ]
+
+
+@pytest.mark.adk
+def test_the_simulator_plays_the_scenario_with_an_adk_agent(write, fake):
+    pytest.importorskip("google.adk")
+    suite(write, SCENARIO)
+    fake.script("user", "It's order A-1001.", "Thanks, bye! " + STOP_SIGNAL.upper())
+    code, results = run()
+    assert code == 0 and results is not None
+    turns = texts(results)
+    # the starting prompt without a call, then one call per turn; the stop signal (any case)
+    # ends the conversation and is never sent to the agent
+    assert [user for user, _ in turns] == ["My blender is broken.", "It's order A-1001."]
+    assert "order number" in turns[0][1]
+    case = results.cases[0]
+    run1 = case.runs[0]
+    assert run1.stop == "stop_signal"
+    assert all(
+        i.expected.final_response is None and i.expected.tool_uses == [] for i in run1.invocations
+    )
+    assert run1.invocations[1].actual.tool_uses[0].name == "lookup_order"
+    asked = [r for r in fake.requests if r.kind == "user"]
+    assert len(asked) == 2 and fake.calls("safety") == 2
+    # what the simulator was sent: one user text part, ADK's default generation config, the
+    # configured model; the plan and the conversation so far, thoughts left out
+    body = asked[1].body
+    assert asked[1].model == "gemini-2.5-flash"
+    assert [c["role"] for c in body["contents"]] == ["user"] and len(
+        body["contents"][0]["parts"]
+    ) == 1
+    assert body["generationConfig"]["thinkingConfig"] == {
+        "include_thoughts": True,
+        "thinking_budget": 10240,
+    }
+    prompt = asked[1].prompt
+    assert PLAN in prompt and STOP_SIGNAL in prompt
+    history = prompt.split("<<<CONVERSATION>>>")[1].split("<<<END CONVERSATION>>>")[0].strip()
+    assert history.split("\n\n") == [
+        "user: My blender is broken.",
+        f"support_agent: {turns[0][1]}",
+        "user: It's order A-1001.",
+        f"support_agent: {turns[1][1]}",
+    ]
+    # the simulator's calls count in usage and cost beside the judge's
+    assert case.usage.simulator_calls == 2 and results.usage.simulator_calls == 2
+    assert case.usage.simulator_prompt_tokens > 0 and case.usage.cost_usd is not None
+    assert case.metrics["safety_v1"].invocations == [[1.0, 1.0]]
+
+
+def test_the_turn_limit_counts_the_starting_prompt(write, fake):
+    config = {**CONFIG, "user_simulator_config": {"max_allowed_invocations": 2}}
+    suite(write, SCENARIO, config=config)
+    write("table.json", {"refund_chat": {"text": "What is the order number?"}})
+    fake.respond("user", lambda prompt: "A-1001, please.")
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert code == 0 and results is not None
+    assert [u for u, _ in texts(results)] == ["My blender is broken.", "A-1001, please."]
+    assert results.cases[0].runs[0].stop == "turn_limit" and fake.calls("user") == 1
+    # the command runner's history has no agent name: "agent"
+    assert "agent: What is the order number?" in fake.requests[0].prompt
+
+
+def test_without_a_key_a_scenario_case_is_not_run_and_never_passes(write, fake, monkeypatch):
+    monkeypatch.delenv("GOOGLE_API_KEY")
+    suite(write, SCENARIO)
+    write("table.json", {})
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert results is not None and code == 1
+    case = results.cases[0]
+    assert case.status == "not_evaluated" and "API key" in (case.note or "")
+    assert case.metrics["safety_v1"].status == "not_evaluated" and fake.calls() == 0
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [(error(503), "Gemini call failed: 503"), ("", "wrote no message")],
+)
+def test_a_simulator_failure_errors_the_run_and_names_the_turn(write, fake, reply, why):
+    suite(write, SCENARIO)
+    write("table.json", {"refund_chat": {"text": "Which order?"}})
+    fake.script("user", *([reply] * FAST.attempts))
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert results is not None and code == 1
+    case = results.cases[0]
+    assert case.status == "errored"
+    assert why in case.runs[0].error and "simulated turn 2" in case.runs[0].error
+    assert len(case.runs[0].invocations) == 1  # the turn that finished is kept
+
+
+def test_the_split_stages_record_scenario_cases_as_not_run(write, fake):
+    suite(write, SCENARIO)
+    write("table.json", {})
+    agent = python_command(TABLE_AGENT, "table.json")
+    assert main(["run-cases", "evals", "--command", agent, "--traces", "traces.jsonl"]) == 0
+    assert main(["score", "evals", "--traces", "traces.jsonl", "--out", "results.json"]) == 1
+    case = Results.model_validate_json(Path("results.json").read_text()).cases[0]
+    assert case.status == "not_evaluated" and "run-cases" in (case.note or "")
+    assert fake.calls() == 0
+
+
+def test_a_forged_not_run_trace_for_a_static_case_is_refused(write, fake, capsys):
+    static = {
+        "eval_id": "static",
+        "conversation": [
+            {"user_content": {"role": "user", "parts": [{"text": "hi"}]}, "final_response": None}
+        ],
+    }
+    suite(write, static)
+    write("table.json", {})
+    agent = python_command(TABLE_AGENT, "table.json")
+    assert main(["run-cases", "evals", "--command", agent, "--traces", "traces.jsonl"]) == 0
+    lines = Path("traces.jsonl").read_text().splitlines()
+    forged = json.loads(lines[1])
+    forged["trace"]["not_run"] = "skip me"
+    Path("traces.jsonl").write_text("\n".join([lines[0], json.dumps(forged), *lines[2:]]) + "\n")
+    assert main(["score", "evals", "--traces", "traces.jsonl"]) == 2
+    assert "marked not run for a case that is no scenario" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("simulator", "message"),
+    [
+        ({"max_allowed_invocations": -3}, "max_allowed_invocations: must be -1"),
+        ({"custom_instructions": "{{ conversation_plan }}"}, "must contain {{ stop_signal }}"),
+        ({"type": "llm_audio"}, 'type "llm_audio" is not supported'),
+        ({"model_configuration": {"temperature": "hot"}}, "temperature"),
+    ],
+)
+def test_a_bad_simulator_config_is_refused_with_its_line(write, fake, capsys, simulator, message):
+    suite(write, SCENARIO, config={**CONFIG, "user_simulator_config": simulator})
+    code, _ = run(runner=("--command", "true"))
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "evals/test_config.json:" in err
+    assert fake.calls() == 0
+
+
+def test_an_unknown_persona_id_is_refused(write, fake, capsys):
+    pytest.importorskip("google.adk")
+    case = json.loads(json.dumps(SCENARIO))
+    case["conversation_scenario"]["user_persona"] = "NOBODY"
+    suite(write, case)
+    code, _ = run(runner=("--command", "true"))
+    err = capsys.readouterr().err
+    assert code == 2 and '"NOBODY" is not one of ADK' in err and "chat.evalset.json:" in err
+
+
+def test_a_persona_id_and_custom_instructions_shape_the_prompt(write, fake):
+    pytest.importorskip("google.adk")
+    from google.adk.evaluation.simulation.pre_built_personas import (
+        get_default_persona_registry,
+    )
+
+    persona = get_default_persona_registry().get_registered_personas()[0]
+    case = json.loads(json.dumps(SCENARIO))
+    case["conversation_scenario"]["user_persona"] = persona.id
+    custom = "PLAN={{ conversation_plan }} END={{ stop_signal }} WHO={{ persona.id }} {{ conversation_history }} You play the user in a conversation"
+    suite(write, case, config={**CONFIG, "user_simulator_config": {"custom_instructions": custom}})
+    write("table.json", {"refund_chat": {"text": "Which order?"}})
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert code == 0 and results is not None
+    prompt = fake.requests[0].prompt
+    assert prompt.startswith(f"PLAN={PLAN} END={STOP_SIGNAL} WHO={persona.id} user: My blender")
+
+
+def test_the_default_prompt_shows_the_persona_with_its_stop_signal_filled(write, fake):
+    pytest.importorskip("google.adk")
+    from google.adk.evaluation.simulation.pre_built_personas import (
+        get_default_persona_registry,
+    )
+
+    persona = get_default_persona_registry().get_registered_personas()[0]
+    case = json.loads(json.dumps(SCENARIO))
+    case["conversation_scenario"]["user_persona"] = persona.model_dump()
+    suite(write, case)
+    write("table.json", {"refund_chat": {"text": "Which order?"}})
+    assert run(runner=("--command", python_command(TABLE_AGENT, "table.json")))[0] == 0
+    prompt = fake.requests[0].prompt
+    assert persona.description in prompt and "{{" not in prompt
+    assert persona.behaviors[0].behavior_instructions[0].split("{{")[0] in prompt
