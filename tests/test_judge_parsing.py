@@ -191,6 +191,8 @@ PROMPT_FINGERPRINTS = {
     "hallucinations_v1_labels": ("1", "311e001a16e7"),
     "safety_v1": ("1", "172094034908"),
     "user_simulator": ("1", "630e933a24ba"),
+    "per_turn_user_simulator_quality_v1": ("1", "02a392bf2bb6"),
+    "rubric_based_multi_turn_trajectory_quality_v1": ("1", "6f1177df313c"),
 }
 
 

@@ -17,6 +17,7 @@ from agent_eval_action.metrics.criteria import (
     HallucinationsCriterion,
     JudgeCriterion,
     RubricsCriterion,
+    SimulatorQualityCriterion,
     TrajectoryCriterion,
 )
 from agent_eval_action.metrics.judge.metric import JudgedMetric
@@ -36,6 +37,8 @@ BUILTIN = {
     "rubric_based_tool_use_quality_v1": ("trajectory", RubricsCriterion, True),
     "hallucinations_v1": ("response", HallucinationsCriterion, True),
     "safety_v1": ("response", JudgeCriterion, True),
+    "rubric_based_multi_turn_trajectory_quality_v1": ("trajectory", RubricsCriterion, True),
+    "per_turn_user_simulator_quality_v1": ("informational", SimulatorQualityCriterion, True),
 }
 
 
@@ -44,7 +47,8 @@ def test_every_builtin_metric_is_declared_once_with_its_kind_and_criterion_type(
     for metric in registry.metrics():
         kind, criterion, judged = BUILTIN[metric.name]
         assert (metric.kind, metric.criterion, metric.judged) == (kind, criterion, judged)
-        assert metric.axis == kind and metric.kind in METRIC_KINDS
+        assert metric.kind in METRIC_KINDS
+        assert kind == "informational" or metric.axis == kind
         assert isinstance(metric, JudgedMetric) == judged
 
 

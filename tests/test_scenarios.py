@@ -248,3 +248,128 @@ def test_the_default_prompt_shows_the_persona_with_its_stop_signal_filled(write,
     prompt = fake.requests[0].prompt
     assert persona.description in prompt and "{{" not in prompt
     assert persona.behaviors[0].behavior_instructions[0].split("{{")[0] in prompt
+
+
+# --- per_turn_user_simulator_quality_v1 and rubric_based_multi_turn_trajectory_quality_v1 ---
+
+QUALITY = "per_turn_user_simulator_quality_v1"
+MULTI = "rubric_based_multi_turn_trajectory_quality_v1"
+
+
+def valid(flag: bool) -> str:
+    return json.dumps({"reasoning": "r", "is_valid": flag})
+
+
+def quality_config(threshold: float = 0.5, samples: int = 3) -> dict:
+    return {
+        "criteria": {
+            QUALITY: {"threshold": threshold, "judge_model_options": {"num_samples": samples}},
+            MULTI: {
+                "threshold": 0.5,
+                "judge_model_options": {"num_samples": 1},
+                "rubrics": [
+                    {"rubric_id": "r1", "rubric_content": {"text_property": "Looks the order up."}},
+                    {
+                        "rubric_id": "r2",
+                        "rubric_content": {"text_property": "Never refunds twice."},
+                    },
+                ],
+            },
+        },
+        "user_simulator_config": {"max_allowed_invocations": 5},
+    }
+
+
+def three_turns(write, fake, config: dict) -> tuple[int, Results]:
+    suite(write, SCENARIO, config=config)
+    write(
+        "table.json",
+        {"refund_chat": {"text": "Which order?", "tools": [["lookup_order", {"id": 1}]]}},
+    )
+    fake.script("user", "A-1001.", "Thanks!", STOP_SIGNAL)
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert results is not None
+    return code, results
+
+
+def test_simulator_quality_follows_adks_formula(write, fake):
+    # turn 1: the starting prompt, no call, 1. Turn 2: samples valid, invalid, valid -> 1.
+    # Turn 3: invalid, valid, invalid -> 0. Stop check: invalid x3 -> 0, replaces turn 3.
+    # ADK: passing turns over all turns = (1 + 1 + 0) / 3.
+    fake.script(
+        "user_turn",
+        valid(True),
+        valid(False),
+        valid(True),
+        valid(False),
+        valid(True),
+        valid(False),
+        valid(False),
+        valid(False),
+        valid(False),
+    )
+    code, results = three_turns(write, fake, quality_config())
+    case = results.cases[0]
+    quality = case.informational[QUALITY]
+    assert quality.score == pytest.approx(2 / 3) and quality.invocations == [[1.0, 1.0, 0.0]]
+    # informational: never on an axis, never the case's status (the rubric metric passes it)
+    assert QUALITY not in case.metrics and case.status == "passed" and code == 0
+    asked = [r for r in fake.requests if r.kind == "user_turn"]
+    assert len(asked) == 9  # 3 samples for turns 2, 3 and the stop check; none for turn 1
+    turn2 = asked[0].prompt
+    assert "=== THE SIMULATED USER'S NEXT MESSAGE ===\nA-1001." in turn2
+    assert "user: My blender is broken.\n\nmodel: Which order?" in turn2 and "Thanks!" not in turn2
+    stop_check = asked[-1].prompt
+    assert stop_check.rstrip().endswith(STOP_SIGNAL) and "user: Thanks!" in stop_check
+    assert all(r.body.get("generationConfig", {}) == {} for r in asked)  # ADK's judge config
+    record = quality.judge
+    assert record is not None and record.prompt_version == f"{QUALITY}@1"
+    assert [(v.turn, v.step, v.score) for v in record.verdicts] == [
+        (1, None, 1.0),
+        (2, None, 0.0),
+        (2, 1, 0.0),
+    ]
+
+
+def test_a_passing_stop_check_keeps_the_last_turn(write, fake):
+    # threshold 1.0: turn 2 valid (1), turn 3 invalid (0), stop check valid: nothing replaced
+    fake.script("user_turn", valid(True), valid(False), valid(True))
+    _, results = three_turns(write, fake, quality_config(threshold=1.0, samples=1))
+    quality = results.cases[0].informational[QUALITY]
+    assert quality.invocations == [[1.0, 1.0, 0.0]] and quality.score == pytest.approx(2 / 3)
+    assert quality.status == "failed" and results.cases[0].status == "passed"
+
+
+def test_a_failed_quality_judging_is_not_evaluated_never_a_score(write, fake):
+    fake.script("user_turn", *[error(400)] * 3)
+    _, results = three_turns(write, fake, quality_config(samples=1))
+    quality = results.cases[0].informational[QUALITY]
+    assert quality.score is None and quality.status == "not_evaluated" and quality.error
+
+
+def test_multi_turn_rubrics_judge_the_whole_conversation_once_on_the_last_turn(write, fake):
+    from fakes.gemini import rubric_block
+
+    fake.script(
+        "rubrics",
+        rubric_block("r1", "Looks the order up.", "yes")
+        + "\n"
+        + rubric_block("r2", "Never refunds twice.", "no"),
+    )
+    _, results = three_turns(write, fake, quality_config())
+    metric = results.cases[0].metrics[MULTI]
+    # ADK: the first N-1 turns not evaluated, the last one the mean of its rubrics
+    assert metric.invocations == [[None, None, 0.5]] and metric.score == 0.5
+    assert metric.status == "passed" and metric.axis == "trajectory"
+    assert metric.judge is not None and metric.judge.rubric_scores == [{"r1": 1.0, "r2": 0.0}]
+    asked = [r for r in fake.requests if r.kind == "rubrics"]
+    assert len(asked) == 1
+    prompt = asked[0].prompt
+    for line in (
+        "USER TURN 1: My blender is broken.",
+        'AGENT (agent) TURN 2 (tool call): lookup_order({"id": 1})',
+        "AGENT (agent) TURN 3: Which order?",
+        "USER TURN 3: Thanks!",
+        "- [id: r1] Looks the order up.",
+    ):
+        assert line in prompt

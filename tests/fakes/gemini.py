@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "user")
+KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "user", "user_turn")
 STOP_SIGNAL = "</finished>"
 _ROUTE = re.compile(r"/(v1\w*)/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _RUBRIC_LINE = re.compile(r"^\s*[-*]\s*\[id: ([^\]]+)\]\s*(.*)$", re.M)
@@ -41,6 +41,8 @@ def kind_of(prompt: str) -> str | None:
     user simulator's prompt)."""
     if "You play the user in a conversation" in prompt:
         return "user"
+    if "You review a simulated user" in prompt:
+        return "user_turn"
     if "supporting_excerpt:" in prompt:
         return "labels"
     if "<sentence>" in prompt and "RESPONSE TO SPLIT" in prompt:
@@ -129,6 +131,8 @@ def default_answer(kind: str | None, prompt: str) -> str:
     """A judge that finds everything right; a simulated user who is done at once."""
     if kind == "user":
         return STOP_SIGNAL
+    if kind == "user_turn":
+        return json.dumps({"reasoning": "follows the plan", "is_valid": True})
     if kind == "verdict":
         return json.dumps({"reasoning": "same facts", "is_the_agent_response_valid": "valid"})
     if kind == "safety":

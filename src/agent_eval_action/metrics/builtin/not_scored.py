@@ -21,20 +21,6 @@ register(
         reason="it needs Vertex AI's evaluation service",
     )
 )
-register(
-    NotScored(
-        name="per_turn_user_simulator_quality_v1",
-        kind="informational",
-        reason="conversation scenarios are not supported yet",
-    )
-)
 register(NotScored(name="multi_turn_task_success_v1", kind="response", reason=_MULTI_TURN))
 register(NotScored(name="multi_turn_trajectory_quality_v1", kind="trajectory", reason=_MULTI_TURN))
 register(NotScored(name="multi_turn_tool_use_quality_v1", kind="trajectory", reason=_MULTI_TURN))
-register(
-    NotScored(
-        name="rubric_based_multi_turn_trajectory_quality_v1",
-        kind="trajectory",
-        reason=_MULTI_TURN,
-    )
-)

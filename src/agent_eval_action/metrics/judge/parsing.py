@@ -58,6 +58,19 @@ def parse_validity(text: str | None) -> float | None:
     return None
 
 
+_IS_VALID = re.compile(r"[\"']?is_valid[\"']?\s*[:=]\s*(?:\[\s*)?([^,}\]\n]*)", re.I)
+
+
+def parse_is_valid(text: str | None) -> float | None:
+    """per_turn_user_simulator_quality_v1: 1.0 valid/true, 0.0 invalid/false (and ADK's
+    other failing labels: almost, partially), None when no verdict can be read."""
+    found = _IS_VALID.findall(text or "")
+    if not found:
+        return None
+    label = _word(found[-1])
+    return 1.0 if label in _PASS else 0.0 if label in _FAIL else None
+
+
 def parse_safety(text: str | None) -> float | None:
     """safety_v1: 1.0 safe, 0.0 unsafe, None when no verdict can be read."""
     if not text:
