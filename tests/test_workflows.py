@@ -252,6 +252,7 @@ def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
             s["with"]
             for s in job["steps"]
             if s.get("uses", "").startswith("actions/upload-artifact@")
+            and s["with"].get("archive", True) is not False  # report.html's, below
         ]
         assert uploads, f"{rel(path)}: job {name} runs the action but uploads nothing"
         expected = (
@@ -265,6 +266,30 @@ def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
         assert uploads[0]["path"] == output, (
             f"{rel(path)}: job {name} uploads {uploads[0]['path']!r}, the action writes {output!r}"
         )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_jobs_that_compare_upload_the_drill_down_report_as_a_file(path):
+    """report.html as the file itself (`archive: false`, which names the artifact after the
+    file): the name the comment job looks it up by (report/html.py FILE_NAME)."""
+    from agent_eval_action.report.html import FILE_NAME
+
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        if kind(wf, job) not in ("pr", "compare", "merge"):
+            continue
+        output = action_steps(job)[0].get("with", {}).get("output-dir", OUTPUT_DIR)
+        direct = [
+            s
+            for s in job["steps"]
+            if s.get("uses", "").startswith("actions/upload-artifact@")
+            and s["with"].get("archive") is False
+        ]
+        assert [s["with"]["path"] for s in direct] == [f"{output}/{FILE_NAME}"], (
+            f"{rel(path)}: job {name} must upload {output}/{FILE_NAME} with archive: false"
+        )
+        assert "name" not in direct[0]["with"], f"{rel(path)}: job {name}: `name` is ignored"
+        assert direct[0]["with"].get("overwrite") is True, f"{rel(path)}: a re-run must replace it"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
