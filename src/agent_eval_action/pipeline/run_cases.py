@@ -30,6 +30,7 @@ from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
+from ..runners.reaper import reaping
 from ..traces import CaseRunRequest, CaseRuns, CaseRunTrace, NextUser, fixed_turns
 from .cancellable import Cancelled, run_cancellable
 from .plan import Plan
@@ -93,7 +94,9 @@ def run_cases(
                 await users.close()
 
     try:
-        traces: list[CaseRunTrace] = [*not_run, *run_cancellable(suite())]
+        # What the agent leaves running dies with its case-run, the rest with the stage.
+        with reaping():
+            traces: list[CaseRunTrace] = [*not_run, *run_cancellable(suite())]
         for trace in traces:  # a runner may return other trace objects than it reported
             trace.confirms = confirming.get((trace.key, trace.run))
             if custom and not trace.custom_scores:
