@@ -373,3 +373,125 @@ def test_multi_turn_rubrics_judge_the_whole_conversation_once_on_the_last_turn(w
         "- [id: r1] Looks the order up.",
     ):
         assert line in prompt
+
+
+# --- comparing simulated conversations (docs/statistics.md, "Simulated conversations") ---
+
+COMPARED = {
+    "criteria": {
+        "safety_v1": {"threshold": 0.5, "judge_model_options": {"num_samples": 1}},
+        MULTI: quality_config()["criteria"][MULTI],
+    },
+    "user_simulator_config": {"max_allowed_invocations": 5},
+}
+
+
+def conversation(
+    write, fake, table: dict, user_turns: list[str], *flags: str
+) -> tuple[int, Results]:
+    suite(write, SCENARIO, config=COMPARED)
+    write("table.json", table)
+    fake.script("user", *user_turns, STOP_SIGNAL)
+    return run(*flags, runner=("--command", python_command(TABLE_AGENT, "table.json")))  # type: ignore[return-value]
+
+
+TABLE = {
+    "refund_chat/0": {"text": "Which order?"},
+    "refund_chat/1": {"text": "Refunded.", "tools": [["issue_refund", {"order": "A-1001"}]]},
+}
+
+
+def test_other_words_same_calls_and_scores_is_the_same_behaviour(write, fake):
+    conversation(write, fake, TABLE, ["A-1001."], "--out", "base.json")
+    Path("results.json").unlink(missing_ok=True)
+    Path("base.json").rename("baseline.json")
+    fake.reset()
+    code, results = conversation(
+        write, fake, TABLE, ["It's A-1001, please."], "--baseline", "baseline.json"
+    )
+    assert code == 0 and results is not None
+    diff = json.loads(Path("diff.json").read_text())
+    [case] = diff["cases"]
+    assert case["change"] == "unchanged" and not case["flaky"]
+    # verdict reuse needs the whole judged input identical: turn 1 (same user message,
+    # same reply) reuses the baseline's safety verdict; turn 2 (other words) and the
+    # whole-conversation rubric request are judged again
+    assert results.usage.judge_reused == 1 and fake.calls("safety") == 1
+    assert fake.calls("rubrics") == 1
+
+
+def test_a_regressed_scenario_shows_its_first_divergent_simulated_turn(write, fake):
+    from fakes.gemini import rubric_block
+
+    conversation(write, fake, TABLE, ["A-1001."], "--out", "base.json")
+    Path("base.json").rename("baseline.json")
+    fake.reset()
+    worse = {
+        **TABLE,
+        "refund_chat/1": {
+            "text": "Refunded twice.",
+            "tools": [["issue_refund", {}], ["issue_refund", {}]],
+        },
+    }
+    fake.script(
+        "rubrics",
+        rubric_block("r1", "Looks the order up.", "no")
+        + "\n"
+        + rubric_block("r2", "Never refunds twice.", "no"),
+    )
+    code, _ = conversation(
+        write, fake, worse, ["Order A-1001!"], "--baseline", "baseline.json", "--confirm-runs", "0"
+    )
+    assert code == 1
+    [case] = json.loads(Path("diff.json").read_text())["cases"]
+    assert case["change"] == "new_failure"
+    turn = case["divergence"]
+    assert turn["simulated"] and turn["turn"] == 1
+    assert turn["user_text"] == "Order A-1001!" and turn["baseline_user_text"] == "A-1001."
+    assert turn["expected_calls"] == [] and turn["current_calls"] == ["issue_refund({})"] * 2
+    code = main(
+        [
+            "compare",
+            "--current",
+            "results.json",
+            "--baseline",
+            "baseline.json",
+            "--format",
+            "markdown",
+            "--out",
+            "report.md",
+        ]
+    )
+    report = Path("report.md").read_text()
+    assert code == 1 and "simulated, nothing expected" not in report
+    assert "baseline's user: A-1001." in report and "expected tool calls" not in report
+
+
+@pytest.mark.parametrize(("second_run", "varies"), [(None, False), ("lookup_order", True)])
+def test_runs_of_a_scenario_behave_alike_by_calls_and_scores_not_words(
+    write, fake, second_run, varies
+):
+    from agent_eval_action.compare.divergence import behaviour_varies
+
+    table = dict(TABLE)
+    if second_run:
+        table["refund_chat/1/2"] = {
+            "text": "Refunded.",
+            "tools": [[second_run, {"order": "A-1001"}]],
+        }
+    suite(write, SCENARIO, config=COMPARED)
+    write("table.json", table)
+    # two runs, the simulated user words turn 2 differently in each
+    fake.script("user", "A-1001.", STOP_SIGNAL, "Order A-1001 please.", STOP_SIGNAL)
+    _, results = run(
+        "--num-runs",
+        "2",
+        "--concurrency",
+        "1",
+        runner=("--command", python_command(TABLE_AGENT, "table.json")),
+    )
+    assert results is not None
+    case = results.cases[0]
+    words = [r.invocations[1].user_content.text() for r in case.runs]
+    assert words == ["A-1001.", "Order A-1001 please."]
+    assert behaviour_varies(case) is varies

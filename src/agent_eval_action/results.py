@@ -266,6 +266,8 @@ class CaseResult(LeanModel):
     content_sha256: str | None = None
     status: Status
     note: str | None = None  # why a case was not run or not evaluated
+    # a conversation_scenario case: its user turns were simulated, nothing was expected
+    scenario: bool = False
     metrics: dict[str, MetricResult] = Field(default_factory=dict)
     # informational metrics: never gate, never change the case's status
     informational: dict[str, InformationalResult] = Field(default_factory=dict)

@@ -91,6 +91,7 @@ def score_case(
         case_sha256=case_sha256(case),
         content_sha256=case_sha256(case, with_id=False),
         status=Status.NOT_EVALUATED,
+        scenario=case.conversation_scenario is not None,
     )
     not_run = next((t.not_run for t in traces if t.not_run is not None), None)
     if not_run is not None:
