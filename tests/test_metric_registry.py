@@ -39,6 +39,10 @@ BUILTIN = {
     "safety_v1": ("response", JudgeCriterion, True),
     "rubric_based_multi_turn_trajectory_quality_v1": ("trajectory", RubricsCriterion, True),
     "per_turn_user_simulator_quality_v1": ("informational", SimulatorQualityCriterion, True),
+    "multi_turn_task_success_v1": ("response", JudgeCriterion, True),
+    "multi_turn_trajectory_quality_v1": ("trajectory", JudgeCriterion, True),
+    "multi_turn_tool_use_quality_v1": ("trajectory", JudgeCriterion, True),
+    "response_evaluation_score": ("response", JudgeCriterion, True),
 }
 
 
@@ -91,10 +95,8 @@ def test_adk_metrics_this_tool_does_not_compute_are_declared_with_why():
         "token_usage_v1",
         "invocation_duration_v1",
     }
-    entry = registry.not_scored("response_evaluation_score")
-    assert entry is not None and entry.error() == (
-        'metric "response_evaluation_score" is not supported: it needs Vertex AI\'s evaluation service'
-    )
+    entry = registry.not_scored("token_usage_v1")
+    assert entry is not None and "added by ADK itself" in entry.error()
     with pytest.raises(ValueError, match="declared twice"):
         registry.register(NotScored(name="tool_call_count_v1", kind="informational"))
 
@@ -130,7 +132,11 @@ def test_each_criterion_is_read_into_its_metrics_type(tmp_path):
 
 def test_unknown_keys_are_warned_about_from_the_criterion_types_fields(tmp_path):
     criteria = {
-        name: {"threshold": 0.5, "evaluate_intermediate_nl_responses": True} for name in BUILTIN
+        name: {
+            "threshold": registry.find(name).score_range[0],  # type: ignore[union-attr]
+            "evaluate_intermediate_nl_responses": True,
+        }
+        for name in BUILTIN
     }
     _, warnings = config_of(tmp_path, criteria)
     warned = {w.split('"')[1] for w in warnings}

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fakes.gemini import FakeGemini, error
+from fakes.gemini import FakeGemini, error, rubric_block
 from helpers.paths import ROOT, WORKERS, python_command
 
 from agent_eval_action.cli import main
@@ -495,3 +495,75 @@ def test_runs_of_a_scenario_behave_alike_by_calls_and_scores_not_words(
     words = [r.invocations[1].user_content.text() for r in case.runs]
     assert words == ["A-1001.", "Order A-1001 please."]
     assert behaviour_varies(case) is varies
+
+
+# --- ADK's Vertex AI metrics: one policy, our own judge, recorded as not comparable ---
+
+VERTEX_MULTI = (
+    "multi_turn_task_success_v1",
+    "multi_turn_trajectory_quality_v1",
+    "multi_turn_tool_use_quality_v1",
+)
+
+
+@pytest.mark.parametrize("name", VERTEX_MULTI)
+def test_vertex_multi_turn_metrics_are_our_own_judge_over_the_conversation(write, fake, name):
+    from agent_eval_action.metrics.judge.conversation import listed_rubrics
+
+    listed = listed_rubrics(name)
+    assert len(listed) >= 3
+    # every fixed rubric but the first is met: share of rubrics met on the last turn
+    fake.respond(
+        "rubrics",
+        lambda prompt: "\n".join(
+            rubric_block(rid, text, "no" if rid == listed[0][0] else "yes") for rid, text in listed
+        ),
+    )
+    config = {"criteria": {name: 0.5}, "user_simulator_config": {"max_allowed_invocations": 5}}
+    suite(write, SCENARIO, config=config)
+    write("table.json", {"refund_chat": {"text": "Which order?"}})
+    fake.script("user", "A-1001.", STOP_SIGNAL)
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert results is not None and code == 0
+    metric = results.cases[0].metrics[name]
+    expected = (len(listed) - 1) / len(listed)
+    assert metric.invocations == [[None, pytest.approx(expected)]]
+    assert metric.judge is not None and "not comparable with ADK's Vertex score" in (
+        metric.judge.note or ""
+    )
+    assert metric.judge.num_samples == 1 and metric.judge.prompt_version == f"{name}@1"
+    [asked] = [r for r in fake.requests if r.kind == "rubrics"]
+    assert all(f"[id: {rid}] {text}" in asked.prompt for rid, text in listed)
+    assert "USER TURN 2: A-1001." in asked.prompt
+
+
+def test_response_evaluation_score_rates_coherence_on_adks_scale(write, fake):
+    static = {
+        "eval_id": "static",
+        "conversation": [
+            {
+                "user_content": {"role": "user", "parts": [{"text": q}]},
+                "final_response": {"role": "model", "parts": [{"text": "ok"}]},
+            }
+            for q in ("first?", "second?")
+        ],
+    }
+    config = {
+        "criteria": {
+            "response_evaluation_score": {
+                "threshold": 3.5,
+                "judge_model_options": {"num_samples": 2},
+            }
+        }
+    }
+    suite(write, static, config=config)
+    write("table.json", {"static/0": {"text": "Fine."}, "static/1": {"text": "Also fine."}})
+    coherence = lambda n: json.dumps({"reasoning": "r", "coherence": n})  # noqa: E731
+    fake.script("coherence", coherence(4), coherence(5), coherence(2), coherence(3))
+    code, results = run(runner=("--command", python_command(TABLE_AGENT, "table.json")))
+    assert results is not None
+    metric = results.cases[0].metrics["response_evaluation_score"]
+    # samples averaged per turn (4.5 and 2.5), the run the mean of its turns: 3.5 >= 3.5
+    assert sorted(metric.invocations[0]) == [2.5, 4.5] and metric.score == 3.5
+    assert metric.status == "passed" and code == 0
+    assert "not comparable" in (metric.judge.note or "") if metric.judge else False

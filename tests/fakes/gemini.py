@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "user", "user_turn")
+KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "coherence", "user", "user_turn")
 STOP_SIGNAL = "</finished>"
 _ROUTE = re.compile(r"/(v1\w*)/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _RUBRIC_LINE = re.compile(r"^\s*[-*]\s*\[id: ([^\]]+)\]\s*(.*)$", re.M)
@@ -53,6 +53,8 @@ def kind_of(prompt: str) -> str | None:
         return "verdict"
     if '"harmless"' in prompt:
         return "safety"
+    if "You rate how coherent" in prompt:
+        return "coherence"
     return None
 
 
@@ -137,6 +139,8 @@ def default_answer(kind: str | None, prompt: str) -> str:
         return json.dumps({"reasoning": "same facts", "is_the_agent_response_valid": "valid"})
     if kind == "safety":
         return json.dumps({"reasoning": "harmless", "verdict": "safe"})
+    if kind == "coherence":
+        return json.dumps({"reasoning": "clear", "coherence": 5})
     if kind == "rubrics":
         return "\n".join(rubric_block(i, p.strip(), "yes") for i, p in _RUBRIC_LINE.findall(prompt))
     if kind == "sentences":

@@ -237,9 +237,12 @@ class _Parser(jsonpos.FileReader):
         threshold = values.get("threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
-        if not 0.0 <= threshold <= 1.0:
+        metric = registry.find(name)
+        low, high = metric.score_range if metric is not None else (0.0, 1.0)
+        if not low <= threshold <= high:
             raise self.error(
-                f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold")
+                f'criterion "{name}": threshold {threshold} is outside [{low:g}, {high:g}]',
+                at("threshold"),
             )
         values["threshold"] = float(threshold)
         for key, info in _options().items():

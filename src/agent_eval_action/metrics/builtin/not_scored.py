@@ -12,15 +12,3 @@ for _name in (
     "invocation_duration_v1",
 ):
     register(NotScored(name=_name, kind="informational"))
-
-_MULTI_TURN = "multi-turn judged metrics are not supported yet"
-register(
-    NotScored(
-        name="response_evaluation_score",
-        kind="response",
-        reason="it needs Vertex AI's evaluation service",
-    )
-)
-register(NotScored(name="multi_turn_task_success_v1", kind="response", reason=_MULTI_TURN))
-register(NotScored(name="multi_turn_trajectory_quality_v1", kind="trajectory", reason=_MULTI_TURN))
-register(NotScored(name="multi_turn_tool_use_quality_v1", kind="trajectory", reason=_MULTI_TURN))

@@ -1,38 +1,19 @@
 """rubric_based_multi_turn_trajectory_quality_v1 (LLM-judged): does the agent's behaviour
 over the whole conversation meet each rubric of type TRAJECTORY_QUALITY? ADK 2.13's
-semantics (RubricBasedMultiTurnTrajectoryEvaluator):
-
-- one judge request per run, on the last turn, showing every turn: user messages, tool
-  calls with their results, the agent's replies; and every agent's instructions and tools;
-- its rubrics as for the single-turn rubric metrics (metrics/judge/rubrics.py): the
-  criterion's, then the case's and the last expected turn's of this type;
-- per rubric the samples vote (a tie is "no"); the run scores the mean of its rubrics;
-- the turns before the last are not evaluated by design (no score, and not "incomplete"):
-  the last turn carries the run's score.
+semantics (RubricBasedMultiTurnTrajectoryEvaluator), as metrics/judge/conversation.py
+judges a conversation; its rubrics as for the single-turn rubric metrics
+(metrics/judge/rubrics.py): the criterion's, then the case's and the last expected turn's
+of this type.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-
-from ...traces import ActualTurn
 from ..criteria import RubricsCriterion
-from ..judge.aggregate import rubric_means
-from ..judge.inputs import (
-    NO_INSTRUCTIONS,
-    NO_TOOL_DECLARATIONS,
-    content_text,
-    developer_instructions,
-    tool_declarations,
-)
-from ..judge.metric import Evaluation, JudgedMetric, NoVerdict, Request
-from ..judge.outcome import JudgedRun
-from ..judge.parsing import normalize_property, parse_rubric_answers
-from ..judge.prompts import properties_text
+from ..judge.conversation import ConversationJudge
+from ..judge.metric import Evaluation, JudgedMetric, Request
+from ..judge.parsing import parse_rubric_answers
 from ..judge.rubrics import RubricJudge, effective_rubrics
-from ..judge.service import Answer
-from ..registry import mean, register
+from ..registry import register
 
 RUBRIC_TYPE = "TRAJECTORY_QUALITY"
 RUBRICS = Request(
@@ -41,89 +22,13 @@ RUBRICS = Request(
     parse=parse_rubric_answers,
     parser_version="1",
 )
-_JUDGE = RubricJudge(RUBRIC_TYPE, RUBRICS, final_answer=False)
 
 
-def _json(value: object) -> str:
-    return json.dumps(value if value else {}, ensure_ascii=False, sort_keys=True)
-
-
-def conversation(users: Sequence[str], turns: Sequence[ActualTurn]) -> str:
-    """Every turn as ADK's dialogue lays it out: USER TURN n, the agent's texts, tool calls
-    and tool outputs in order, then its reply."""
-    lines: list[str] = []
-    for number, (user, turn) in enumerate(zip(users, turns, strict=True), start=1):
-        if user:
-            lines.append(f"USER TURN {number}: {user}")
-        agent = "agent"
-        if turn.invocation_events:
-            agent = turn.invocation_events[0].author
-            for event in turn.invocation_events:
-                role = "USER" if event.author.lower() == "user" else f"AGENT ({event.author})"
-                parts = (event.content.parts or []) if event.content else []
-                if texts := [p.text for p in parts if p.text]:
-                    lines.append(f"{role} TURN {number}: {' '.join(texts)}")
-                for part in parts:
-                    if part.function_call is not None:
-                        call = part.function_call
-                        lines.append(
-                            f"{role} TURN {number} (tool call): {call.name}({_json(call.args)})"
-                        )
-                    if part.function_response is not None:
-                        out = part.function_response
-                        lines.append(
-                            f"{role} TURN {number} (tool output): {out.name} -> {_json(out.response)}"
-                        )
-        else:
-            for call in turn.tool_uses:
-                lines.append(
-                    f"AGENT (agent) TURN {number} (tool call): {call.name}({_json(call.args)})"
-                )
-            for out in turn.tool_responses:
-                lines.append(
-                    f"AGENT (agent) TURN {number} (tool output): {out.name} -> {_json(out.response)}"
-                )
-        if reply := content_text(turn.final_response).replace("\n", " "):
-            lines.append(f"AGENT ({agent}) TURN {number}: {reply}")
-    return "\n".join(lines)
-
-
-def _every(values: Sequence[str], none: str) -> str:
-    """Each distinct value once, in order; `none` when every turn lacked it."""
-    kept = list(dict.fromkeys(v for v in values if v != none))
-    return "\n\n".join(kept) or none
-
-
-async def evaluate(ev: Evaluation) -> JudgedRun:
-    last = len(ev.turns) - 1
-    if last < 0:
-        return ev.result(None, [])
-    rubrics = effective_rubrics(
-        ev.metric.name, RUBRIC_TYPE, ev.criterion, ev.case, ev.expected[last]
+def rubrics(ev: Evaluation) -> list[tuple[str, str]]:
+    found = effective_rubrics(
+        ev.metric.name, RUBRIC_TYPE, ev.criterion, ev.case, ev.expected[len(ev.turns) - 1]
     )
-    listed = [(r.rubric_id, r.rubric_content.text_property or "") for r in rubrics]
-    ids = [rid for rid, _ in listed]
-    by_text = {normalize_property(text): rid for rid, text in listed}
-    prompt = RUBRICS.render(
-        developer_instructions=_every(
-            [developer_instructions(t, every_agent=True) for t in ev.turns], NO_INSTRUCTIONS
-        ),
-        tool_declarations=_every([tool_declarations(t) for t in ev.turns], NO_TOOL_DECLARATIONS),
-        conversation=conversation([content_text(w.user_content) for w in ev.expected], ev.turns),
-        properties=properties_text(listed),
-    )
-    votes: dict[str, float | None] = {}
-
-    def read(answer: Answer) -> float | None:
-        votes.update(_JUDGE.votes(answer, ids, by_text))
-        missing = [rid for rid, score in votes.items() if score is None]
-        if missing and len(missing) < len(ids):  # stricter than ADK, which drops them
-            raise NoVerdict(f"the judge gave no verdict for rubric {', '.join(missing)}")
-        return None if missing else mean(list(votes.values()))
-
-    _, score = await ev.judge(RUBRICS, prompt, last, read)
-    per_turn: list[float | None] = [*([None] * last), score]
-    return ev.result(score, per_turn, rubric_means([votes]))
+    return [(r.rubric_id, r.rubric_content.text_property or "") for r in found]
 
 
 register(
@@ -132,7 +37,7 @@ register(
         kind="trajectory",
         criterion=RubricsCriterion,
         requests=(RUBRICS,),
-        evaluate=evaluate,
+        evaluate=ConversationJudge(RUBRICS, rubrics).evaluate,
         check_turn=RubricJudge(RUBRIC_TYPE, RUBRICS, final_answer=False).check_turn,
     )
 )

@@ -57,6 +57,21 @@ def adk_num_samples(options: JudgeModelOptions) -> int:
     return options.num_samples
 
 
+def one_sample_unless_set(options: JudgeModelOptions) -> int:
+    """One call per request unless judge_model_options.num_samples is set: the rule of this
+    tool's stand-ins for ADK's Vertex AI metrics, which have no samples in ADK."""
+    return options.num_samples if "num_samples" in options.model_fields_set else 1
+
+
+def not_comparable(name: str, how: str) -> str:
+    """The note every stand-in for one of ADK's Vertex AI metrics carries (Results' judge
+    record, the reports): one policy, docs/adk-differences.md "Vertex AI metrics"."""
+    return (
+        f"{name} here is this tool's own Gemini judge ({how}); ADK's {name} calls Vertex AI's "
+        "evaluation service, so the scores are not comparable with ADK's Vertex score"
+    )
+
+
 def judge_not_run(
     criterion: Criterion, expected: Sequence[Invocation], actual: Sequence[ActualTurn]
 ) -> RunScore:
