@@ -101,8 +101,12 @@ def growth(base):
     return "growing" if os.path.getsize(base + ".log") > size else "still"
 
 
+def hang(_):
+    time.sleep(3600)
+
+
 VERBS = {"detach": detach, "fork_away": fork_away, "child": child, "gone": gone,
-         "status": status, "growth": growth}
+         "status": status, "growth": growth, "hang": hang}
 """
 
 WORKER = (
@@ -209,13 +213,16 @@ def _evals(tmp_path: Path, cases: dict[str, list[str]]) -> Path:
     return evals
 
 
-def _run_cases(tmp_path: Path, agent: list[str], concurrency: int) -> dict[str, list[str]]:
-    """`run-cases` in a child process; each case's answers, by eval id."""
+def _run_cases(
+    tmp_path: Path, agent: list[str], concurrency: int, *options: str
+) -> dict[str, list[str]]:
+    """`run-cases` in a child process; each case's answers, by eval id (and its error, if
+    it failed, as the last item)."""
     traces = tmp_path / "traces.jsonl"
     done = subprocess.run(
         [
             *(sys.executable, "-m", "agent_eval_action", "run-cases", str(tmp_path / "evals")),
-            *(*agent, "--concurrency", str(concurrency), "--traces", str(traces)),
+            *(*agent, "--concurrency", str(concurrency), "--traces", str(traces), *options),
         ],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "ADK_DISABLE_LOAD_DOTENV": "1"},
@@ -227,10 +234,9 @@ def _run_cases(tmp_path: Path, agent: list[str], concurrency: int) -> dict[str, 
     found = {}
     for line in traces.read_text().splitlines()[1:-1]:
         trace = json.loads(line)["trace"]
-        assert trace.get("error") is None, trace
-        found[trace["eval_id"]] = [
-            turn["final_response"]["parts"][0]["text"] for turn in trace["turns"]
-        ]
+        error = [trace["error"]] if trace.get("error") else []
+        turns = [turn["final_response"]["parts"][0]["text"] for turn in trace["turns"]]
+        found[trace["eval_id"]] = turns + error
     return found
 
 
@@ -250,6 +256,18 @@ def test_a_daemon_is_killed_when_its_case_ends_while_the_next_case_runs(tmp_path
     assert answers["first"] == [f"daemon {_pid(one)}"]
     # seen from the next case-run, on the same worker: the daemon is dead, its file still
     assert answers["second"] == ["gone", "still"]
+
+
+def test_a_daemon_of_a_case_that_timed_out_dies_with_it(tmp_path):
+    late, kept = tmp_path / "late", tmp_path / "kept"
+    _evals(
+        tmp_path,
+        {"slow": [f"detach {late}", f"child {kept}", "hang -"], "next": [f"gone {late}"]},
+    )
+    answers = _run_cases(tmp_path, _command(tmp_path), 1, "--timeout", "3")
+    assert answers["slow"][-1] == "timed out after 3 s at turn 3 of 3"
+    assert answers["next"] == ["gone"]  # on a fresh worker: the old one was killed
+    assert not _alive(_pid(kept))  # its own child, in a session of its own, went with it
 
 
 def test_a_case_ending_spares_the_daemon_of_a_case_still_running(tmp_path):

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runners.reaper import Proc, kill, processes
+from ..runners.reaper import Proc, kill, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
 # overflow uid 65534 ("nobody"), which other software uses.
@@ -92,7 +92,7 @@ class PrUser:
 
 def processes_of(uid: int) -> list[Proc]:
     """The live processes whose real uid is `uid` (zombies are already dead)."""
-    return [proc for proc in processes().values() if proc.uid == uid and not proc.zombie]
+    return [p for p in processes().values() if not p.zombie and real_uid(p.pid) == uid]
 
 
 def reap() -> None:

@@ -339,11 +339,15 @@ class _Worker:
                 os.killpg(self.process.pid, signal.SIGKILL)
             else:
                 self.process.kill()
-        await self.process.wait()
-        # Its children outside its group come back to the reaper as it dies: they go too.
+        # Its exit, not process.wait(): that also waits for its pipes to close, which a
+        # process that left its group (setsid) may hold open for ever.
+        while self.process.returncode is None:
+            await asyncio.sleep(0.01)
+        # What left its group came back to the reaper as it died: it goes too, and with it
+        # the pipes it held. (Without a reaper it may live on: then do not wait for ever.)
         self._reaper.close(self._mark)
-        # Its stderr closes when the process group is gone; a process that left the
-        # group may hold it open, so do not wait forever.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), EXIT_GRACE_S)
         await asyncio.wait({self._stderr_task}, timeout=1.0)
         self._stderr_task.cancel()
         await asyncio.wait({self._stderr_task})

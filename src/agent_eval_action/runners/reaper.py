@@ -24,7 +24,6 @@ agent's can kill the one that reaps. The action's kill by uid when the stage end
 
 from __future__ import annotations
 
-import _posixsubprocess
 import contextlib
 import contextvars
 import ctypes
@@ -42,6 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+try:
+    import _posixsubprocess
+except ImportError:  # Windows: nothing to hook, and no subreaper either
+    _posixsubprocess = None  # type: ignore[assignment]
+
 SCOPE_ENV = "AGENT_EVAL_SCOPE"
 PR_SET_CHILD_SUBREAPER = 36
 # Rounds of a sweep: each kills what it finds, then looks again (a process may fork while
@@ -53,11 +57,10 @@ ENVIRON_BYTES = 1 << 20  # of /proc/<pid>/environ read to find the mark
 
 @dataclass(frozen=True)
 class Proc:
-    """One process as /proc shows it."""
+    """One process as /proc/<pid>/stat shows it."""
 
     pid: int
     ppid: int
-    uid: int  # the real uid
     state: str  # "R", "S", "Z", ...
     started: int  # clock ticks after boot: with the pid, names the process even after reuse
 
@@ -68,30 +71,43 @@ class Proc:
 
 def processes() -> dict[int, Proc]:
     """Every process in /proc, by pid ({} where there is no /proc)."""
-    found: dict[int, Proc] = {}
     try:
-        entries = list(Path("/proc").iterdir())
+        names = os.listdir("/proc")
     except OSError:
-        return found
-    for entry in entries:
-        if entry.name.isdigit() and (proc := read_proc(int(entry.name))) is not None:
+        return {}
+    found: dict[int, Proc] = {}
+    for name in names:
+        if name.isdigit() and (proc := read_proc(int(name))) is not None:
             found[proc.pid] = proc
     return found
 
 
 def read_proc(pid: int) -> Proc | None:
-    """The process `pid`, or None once it is gone."""
+    """The process `pid`, or None once it is gone. (One read: a sweep reads every process.)"""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        status = Path(f"/proc/{pid}/status").read_text()
+        handle = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            stat = os.read(handle, 4096)
+        finally:
+            os.close(handle)
     except OSError:
         return None
     # the name in parentheses may hold anything, parentheses and spaces included
-    fields = stat.rsplit(")", 1)[1].split()
-    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
-    if len(fields) < 20 or not uid.isdigit():
+    fields = stat.rsplit(b")", 1)[-1].split()
+    if len(fields) < 20:
         return None
-    return Proc(pid, int(fields[1]), int(uid), fields[0], int(fields[19]))
+    return Proc(pid, int(fields[1]), fields[0].decode(), int(fields[19]))
+
+
+def real_uid(pid: int) -> int | None:
+    """The process's real uid (from its status: the owner of /proc/<pid> is not it for a
+    process that made itself undumpable)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
+    return int(uid) if uid.isdigit() else None
 
 
 def kill(targets: Iterable[Proc]) -> int:
@@ -266,9 +282,8 @@ class _Spawns:
 
     def __init__(self) -> None:
         me = os.getpid()
-        self._before = {
-            (p.pid, p.started) for p in processes().values() if p.ppid == me and not p.zombie
-        }
+        # zombies included: their owners will collect them
+        self._before = {(p.pid, p.started) for p in processes().values() if p.ppid == me}
         self._since: set[tuple[int, int]] = set()
 
     def record(self, pid: int) -> None:
