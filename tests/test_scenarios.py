@@ -567,3 +567,124 @@ def test_response_evaluation_score_rates_coherence_on_adks_scale(write, fake):
     assert sorted(metric.invocations[0]) == [2.5, 4.5] and metric.score == 3.5
     assert metric.status == "passed" and code == 0
     assert "not comparable" in (metric.judge.note or "") if metric.judge else False
+
+
+# --- the user-turn relay: the simulator in `serve-users`, the agent stage without the key ---
+
+
+def _relayed_stages(tmp: Path, fake: FakeGemini, agent_env: dict[str, str]) -> tuple[int, int]:
+    """run-cases (no key in its environment) asking serve-users (with the key) over pipes."""
+    import os
+    import subprocess
+    import sys
+
+    to_server_r, to_server_w = os.pipe()
+    to_agent_r, to_agent_w = os.pipe()
+    stage = [sys.executable, "-m", "agent_eval_action"]
+    server = subprocess.Popen(
+        [*stage, "serve-users", "evals", "--record", str(tmp / "sim.json")],
+        stdin=to_server_r,
+        stdout=to_agent_w,
+        env={**os.environ, "GOOGLE_API_KEY": "fake", "GOOGLE_GEMINI_BASE_URL": fake.url},
+    )
+    os.close(to_server_r)
+    os.close(to_agent_w)
+    agent = subprocess.Popen(
+        [
+            *stage,
+            "run-cases",
+            "evals",
+            "--command",
+            python_command(TABLE_AGENT, "table.json"),
+            "--traces",
+            str(tmp / "traces.jsonl"),
+            "--user-turns",
+            f"{to_agent_r},{to_server_w}",
+        ],
+        pass_fds=(to_agent_r, to_server_w),
+        env=agent_env,
+    )
+    os.close(to_agent_r)
+    os.close(to_server_w)
+    return agent.wait(timeout=120), server.wait(timeout=60)
+
+
+def test_the_relay_runs_scenarios_with_the_simulator_on_the_keyed_side(write, fake, tmp_path):
+    import os
+
+    suite(write, SCENARIO)
+    write("table.json", {"refund_chat": {"text": "Which order?"}})
+    fake.script("user", "A-1001.", STOP_SIGNAL)
+    agent_env = {
+        k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    }
+    assert _relayed_stages(Path.cwd(), fake, agent_env) == (0, 0)
+    assert fake.calls("user") == 2
+    # the agent stage's traces hold the simulated turns; their stop and cost come from the
+    # record serve-users wrote, not from the agent stage
+    score = ["score", "evals", "--traces", "traces.jsonl", "--simulations", "sim.json"]
+    code = main([*score, "--out", "results.json"])
+    results = Results.model_validate_json(Path("results.json").read_text())
+    assert code == 0
+    assert [u for u, _ in texts(results)] == ["My blender is broken.", "A-1001."]
+    assert results.cases[0].runs[0].stop == "stop_signal"
+    assert results.usage.simulator_calls == 2
+
+
+def test_serve_users_answers_only_scenario_case_runs_of_its_suite(write, fake):
+    import subprocess
+    import sys
+
+    static = {
+        "eval_id": "static",
+        "conversation": [{"user_content": {"role": "user", "parts": [{"text": "hi"}]}}],
+    }
+    suite(write, SCENARIO, static)
+    asks = [
+        {"relay": 1, "id": 1, "eval_set_id": "chat", "eval_id": "static", "run": 1, "turns": []},
+        {
+            "relay": 1,
+            "id": 2,
+            "eval_set_id": "chat",
+            "eval_id": "refund_chat",
+            "run": 10**6,
+            "turns": [],
+        },
+        {
+            "relay": 1,
+            "id": 3,
+            "eval_set_id": "chat",
+            "eval_id": "refund_chat",
+            "run": 1,
+            "turns": 7,
+        },
+        "not json",
+        {
+            "relay": 1,
+            "id": 4,
+            "eval_set_id": "chat",
+            "eval_id": "refund_chat",
+            "run": 1,
+            "turns": [],
+        },
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_eval_action", "serve-users", "evals", "--record", "sim.json"],
+        input="\n".join(a if isinstance(a, str) else json.dumps(a) for a in asks) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, "GOOGLE_GEMINI_BASE_URL": fake.url},
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and len(answers) == 5, answers
+    assert answers[0] == {"id": 1, "error": "no scenario case-run of this suite"}
+    assert answers[1] == {"id": 2, "error": "no scenario case-run of this suite"}
+    assert answers[2]["id"] is None and "not a relay request" in answers[2]["error"], answers
+    assert answers[3]["error"].startswith("not a relay request")
+    # the starting prompt needs no call, so no key either
+    assert answers[4] == {
+        "id": 4,
+        "user_content": {"parts": [{"text": "My blender is broken."}], "role": "user"},
+    }
+    assert fake.calls() == 0

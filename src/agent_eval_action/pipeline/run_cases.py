@@ -45,8 +45,8 @@ DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
 NO_SIMULATOR = (
     "a conversation_scenario case needs the user simulator, which runs only where the "
-    "scoring runs: the `run` command runs it; the split stages (`run-cases`, the action) do "
-    "not relay its turns to the agent yet"
+    "judge's key is: `run` runs it; `run-cases` gets its turns from `serve-users` through "
+    "--user-turns (as the action does), and was given none"
 )
 NO_SIMULATOR_KEY = (
     "a conversation_scenario case needs the user simulator, which needs a Gemini API key "
@@ -60,17 +60,21 @@ def run_cases(
     *,
     on_trace: Callable[[CaseRunTrace], None] | None = None,
     simulator: JudgeSettings | None = None,
+    relay: NextUser | None = None,
+    no_key: bool = False,
 ) -> CaseRuns:
     """Run the plan's case-runs; SIGTERM/SIGINT cancels, keeping every finished trace.
-    `simulator`: the judge's settings, for the user simulator of scenario cases (None: this
-    process does not simulate, and scenario cases are recorded as not run)."""
+    `simulator`: the judge's settings, for the user simulator of scenario cases; `relay`:
+    where to ask for scenario turns instead (pipeline/user_relay.py, the simulator in
+    another process). With neither, scenario cases are recorded as not run (`no_key`: the
+    reason is that the privileged side has no key for the simulator)."""
     from .score import score_custom
 
     started = datetime.now(UTC)
     finished: list[CaseRunTrace] = []
     custom = plan.has_custom
     confirming = {(r.key, r.run): r.confirms for r in plan.requests if r.confirms}
-    requests, not_run, users = _conversations(plan, runner, simulator)
+    requests, not_run, users = _conversations(plan, runner, simulator, relay is not None, no_key)
 
     def collect(trace: CaseRunTrace) -> None:
         trace.confirms = confirming.get((trace.key, trace.run))
@@ -84,7 +88,9 @@ def run_cases(
 
     for trace in not_run:
         collect(trace)
-    next_user: NextUser = users.next_user if users is not None else fixed_turns
+    next_user: NextUser = (
+        users.next_user if users is not None else relay if relay is not None else fixed_turns
+    )
 
     async def suite() -> list[CaseRunTrace]:
         try:
@@ -110,32 +116,40 @@ def run_cases(
 
 
 def _conversations(
-    plan: Plan, runner: Runner, simulator: JudgeSettings | None
+    plan: Plan,
+    runner: Runner,
+    simulator: JudgeSettings | None,
+    relayed: bool = False,
+    no_key: bool = False,
 ) -> tuple[list[CaseRunRequest], list[CaseRunTrace], UserSimulator | None]:
     """The requests to run, the scenario case-runs recorded as not run (no simulator here,
-    or no key for it), and the user simulator when scenario cases run."""
+    or no key for it), and the user simulator when scenario cases run here."""
     scenarios = [r for r in plan.requests if r.scenario is not None]
-    if not scenarios or not runner.converses:
+    if not scenarios or not runner.converses or relayed:
         return list(plan.requests), [], None
-    why = NO_SIMULATOR if simulator is None else None if simulator.api_key else NO_SIMULATOR_KEY
+    if no_key or (simulator is not None and not simulator.api_key):
+        why: str | None = NO_SIMULATOR_KEY
+    else:
+        why = NO_SIMULATOR if simulator is None else None
     if why is not None:
         skipped = [
             CaseRunTrace(eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, not_run=why)
             for r in scenarios
         ]
         return [r for r in plan.requests if r.scenario is None], skipped, None
+    assert simulator is not None
+    return list(plan.requests), [], user_simulator(plan, simulator)
+
+
+def user_simulator(plan: Plan, settings: JudgeSettings) -> UserSimulator:
+    """The user simulator of the plan's scenario cases (each eval set's config)."""
     from ..metrics.simulation.simulator import UserSimulator
 
-    assert simulator is not None
     configs = {
         s.eval_set_id: s.config.simulator for s in plan.suite.eval_sets if s.config.simulator
     }
     cases = {key: case.conversation_scenario for key, (_, case) in plan.cases.items()}
-    return (
-        list(plan.requests),
-        [],
-        UserSimulator(simulator, configs, {k: v for k, v in cases.items() if v is not None}),
-    )
+    return UserSimulator(settings, configs, {k: v for k, v in cases.items() if v is not None})
 
 
 def complete(plan: Plan, finished: list[CaseRunTrace], why: str) -> list[CaseRunTrace]:
