@@ -138,8 +138,11 @@ async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str])
                         if content is None
                         else content.model_dump(mode="json", exclude_none=True)
                     )
-        outbound.write(json.dumps(answer) + "\n")
-        outbound.flush()
+        try:
+            outbound.write(json.dumps(answer) + "\n")
+            outbound.flush()
+        except BrokenPipeError:  # the agent stage is gone (it ended, or was killed)
+            return
 
 
 def write_record(path: Path, simulator: Any, plan: Plan) -> None:
