@@ -160,7 +160,10 @@ def test_the_example_passes_as_shipped_with_every_turn_recorded(shipped: Path):
 def test_the_shortcut_prompt_is_a_trajectory_regression_with_a_lucky_answer(
     shipped: Path, tmp_path: Path
 ):
-    done = run_cli(tmp_path / "pr.json", "--baseline", str(shipped), prompt=SHORTCUT)
+    # one confirmation re-run (of the default 3) is enough to show the slip happens again
+    done = run_cli(
+        tmp_path / "pr.json", "--baseline", str(shipped), "--confirm-runs", "1", prompt=SHORTCUT
+    )
 
     assert done.returncode == 1, done.stderr
     diff = json.loads((tmp_path / "diff.json").read_text(encoding="utf-8"))
@@ -171,6 +174,7 @@ def test_the_shortcut_prompt_is_a_trajectory_regression_with_a_lucky_answer(
     assert list(changed) == [REGRESSED]
     assert changed[REGRESSED]["axes"] == {"trajectory": "new_failure", "response": "unchanged"}
     assert changed[REGRESSED]["pattern"] == "lucky_answer"
+    assert changed[REGRESSED]["confirmation"] == {"runs": 1, "reproduced": 1}
 
 
 @pytest.mark.e2e
@@ -178,7 +182,8 @@ def test_the_action_fails_the_pr_whose_prompt_skips_the_search(runner: Runner, s
     fake = runner.fake
     main, head = main_with_baseline(fake, shipped.read_bytes())
     fake.add_pull(7, head, main[3])
-    env = runner.env("pull_request", pr_payload(7, head, main[3]), evals=EVALS, command=WORKER)
+    inputs = {"evals": EVALS, "command": WORKER, "confirm-runs": "1"}
+    env = runner.env("pull_request", pr_payload(7, head, main[3]), **inputs)
     env["LIBRARY_PROMPT"] = SHORTCUT
 
     done = runner.run(env)

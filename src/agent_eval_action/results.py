@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -73,6 +73,11 @@ class RunConfig(LeanModel):
     # None in Results written before these were recorded
     selection: Selection | None = None
     gate: GatePolicy | None = None
+    # --budget: the most each efficiency metric's per-case total may be (docs/results.md)
+    budgets: dict[str, float] = Field(default_factory=dict)
+    # --strip-thoughts: whether response_match_score read the model's thought parts as part
+    # of the answer's text, as ADK does ("included"), or left them out ("stripped")
+    response_thoughts: Literal["included", "stripped"] = "included"
 
 
 class Shard(LeanModel):
@@ -256,6 +261,23 @@ class Usage(LeanModel):
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 
+# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
+# never negative, never NaN.
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class EfficiencyResult(LeanModel):
+    """One of ADK's efficiency metrics for one case, over its finished runs: recorded and
+    reported, never a pass or a fail of the case (a budget only fails the gate)."""
+
+    score: Amount | None  # ADK's value, per turn: one run's mean, several runs' turns pooled
+    total: Amount | None  # per case: each run's turns summed, the mean over the runs
+    runs: list[Amount | None] = Field(default_factory=list)  # per finished run, ADK's value
+    invocations: list[list[Amount | None]] = Field(default_factory=list)  # per run, per turn
+    budget: Amount | None = None  # --budget for this metric, if one was set
+    over_budget: bool = False  # the total is above the budget
+
+
 class CaseResult(LeanModel):
     eval_set_id: str
     eval_id: str
@@ -274,6 +296,13 @@ class CaseResult(LeanModel):
     runs: list[RunRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     duration_s: float = 0.0
+    # ADK's efficiency metrics by name (empty when no run finished, or before they were recorded)
+    efficiency: dict[str, EfficiencyResult] = Field(default_factory=dict)
+
+    @property
+    def over_budget(self) -> list[str]:
+        """The efficiency metrics whose budget this case exceeded."""
+        return [name for name, result in self.efficiency.items() if result.over_budget]
 
     @property
     def key(self) -> CaseKey:

@@ -159,6 +159,44 @@ class Verdict(BaseModel):
     decided_by: list[str] = Field(default_factory=list)
 
 
+class EfficiencyFigure(BaseModel):
+    """One of ADK's efficiency metrics over the suite: the mean of the per-case totals,
+    over the cases both sides measured when there is a baseline."""
+
+    metric: str
+    current: float | None
+    baseline: float | None = None
+    cases: int  # the cases averaged
+
+
+class EfficiencyChange(BaseModel):
+    """One efficiency metric of one case: its per-case total on each side, and its budget."""
+
+    metric: str
+    baseline: float | None
+    current: float | None
+    budget: float | None = None
+
+
+class CaseEfficiency(BaseModel):
+    """A case whose efficiency is worth a note: a total that moved a lot, or a budget exceeded."""
+
+    eval_set_id: str
+    eval_id: str
+    file: str
+    line: int
+    changed: list[EfficiencyChange] = Field(default_factory=list)
+    over_budget: list[EfficiencyChange] = Field(default_factory=list)
+
+
+class EfficiencyDiff(BaseModel):
+    """ADK's efficiency metrics (informational): the suite's figures, and the cases whose
+    figures changed a lot against the baseline or exceeded a budget (compare/efficiency.py)."""
+
+    suite: list[EfficiencyFigure] = Field(default_factory=list)
+    cases: list[CaseEfficiency] = Field(default_factory=list)
+
+
 class BaselineInfo(BaseModel):
     source: Source
     created_at: datetime
@@ -182,6 +220,8 @@ class Diff(BaseModel):
     not_run: list[CaseRef] = Field(default_factory=list)
     # False: the baseline and this run have no case in common; nothing was compared
     comparable: bool = True
+    # ADK's efficiency metrics; None when no case recorded them (Results before they were)
+    efficiency: EfficiencyDiff | None = None
 
     model_config = {"populate_by_name": True}
 
