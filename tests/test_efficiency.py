@@ -21,6 +21,7 @@ from agent_eval_action.metrics.efficiency import BY_NAME, EFFICIENCY, measure, p
 from agent_eval_action.pipeline.gate import threshold_code
 from agent_eval_action.pipeline.score import efficiency
 from agent_eval_action.report import markdown
+from agent_eval_action.report.diff_console import table as diff_table
 from agent_eval_action.report.efficiency import change_text
 from agent_eval_action.results import EfficiencyResult, Results
 from agent_eval_action.traces import ActualTurn, CaseRunRequest, CaseRunTrace, Usage
@@ -297,6 +298,9 @@ def test_the_diff_and_report_say_what_changed_a_lot(tmp_path):
         json.loads(compare(current, baseline).dump_json())["efficiency"]["cases"][0]["eval_id"]
         == "a"
     )
+    console = diff_table(compare(current, baseline))
+    assert "efficiency (mean per case): tool calls 4.5 (baseline 2.5)" in console
+    assert "  s / a: tool calls 3 → 7; tokens \u00d72.4 (1.0k → 2.4k)" in console
     # Results recorded before efficiency: no section, no field
     plain = results(case("a", {"tool_trajectory_avg_score": [1.0]}))
     assert efficiency_diff(plain, None) is None
