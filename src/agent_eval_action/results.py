@@ -62,6 +62,11 @@ class GatePolicy(LeanModel):
     min_delta: dict[Axis, float] = Field(default_factory=dict)
 
 
+# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
+# never negative, never NaN.
+Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class RunConfig(LeanModel):
     runner: RunnerKind
     target: str | None = None  # the command, agent directory, server URL or history files
@@ -74,7 +79,7 @@ class RunConfig(LeanModel):
     selection: Selection | None = None
     gate: GatePolicy | None = None
     # --budget: the most each efficiency metric's per-case total may be (docs/results.md)
-    budgets: dict[str, float] = Field(default_factory=dict)
+    budgets: dict[str, Amount] = Field(default_factory=dict)
     # --strip-thoughts: whether response_match_score read the model's thought parts as part
     # of the answer's text, as ADK does ("included"), or left them out ("stripped")
     response_thoughts: Literal["included", "stripped"] = "included"
@@ -259,11 +264,6 @@ class Usage(LeanModel):
             self.cost_usd = None  # a partial sum would understate the cost
         elif other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
-
-
-# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
-# never negative, never NaN.
-Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class EfficiencyResult(LeanModel):

@@ -161,6 +161,9 @@ class _Checker:
                 self.text(token, "run_config.gate.fail_on")
             for value in config.gate.min_delta.values():
                 self.number(value, "run_config.gate.min_delta")
+        self.names(config.budgets, "run_config.budgets")
+        for value in config.budgets.values():
+            self.number(value, "run_config.budgets")
 
     def usage(self, usage: Any, where: str) -> None:
         for name in USAGE_COUNTS:
@@ -181,6 +184,14 @@ class _Checker:
         self.names(case.metrics, f"{where}: metric")
         for name, metric in case.metrics.items():
             self.metric(metric, f"{where}: {name}")
+        self.names(case.efficiency, f"{where}: efficiency")
+        for name, result in case.efficiency.items():
+            at = f"{where}: efficiency {name}"
+            for value in (result.score, result.total, result.budget, *result.runs):
+                self.number(value, at)
+            for turns in result.invocations:
+                for value in turns:
+                    self.number(value, at)
         for run in case.runs:
             self.count(run.run, f"{where}: run")
             self.number(run.duration_s, f"{where}: run {run.run} duration_s")
