@@ -294,6 +294,7 @@ def run_arguments(
     if settings.judge_model:
         score += ["--judge-model", settings.judge_model]
     score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
+    score += ["--confirm-runs", str(settings.confirm_runs)]
     for axis, value in settings.min_delta:
         score += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
     if baseline is not None and history:

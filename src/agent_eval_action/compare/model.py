@@ -128,13 +128,16 @@ class SuiteTest(BaseModel):
     """The paired test over noisy cases: did they get worse together?"""
 
     axis: Axis
-    cases: int  # noisy (case, metric) pairs that entered the test
+    cases: int  # cases whose runs on this axis varied, on main or here: those that weigh
     mean_delta: float
     worse: int
     better: int
     p_value: float
     alpha: float
     significant: bool
+    # the test on one run per case, when a suite round ran the suite again and p_value and
+    # alpha are those of the test with its runs too (docs/statistics.md)
+    first_p_value: float | None = None
 
 
 class Policy(BaseModel):
@@ -143,6 +146,9 @@ class Policy(BaseModel):
     case_alpha: float
     case_min_runs: int
     suite_alpha: float
+    # the suite round (compare/confirm.py): when it runs, and the alpha of the test after it
+    suite_round_below: float = 0.0
+    suite_round_alpha: float = 0.0
 
 
 class Verdict(BaseModel):
