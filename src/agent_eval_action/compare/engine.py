@@ -42,6 +42,7 @@ from .model import (
     MetricDiff,
     Pattern,
     Policy,
+    Sensitivity,
     SuiteTest,
 )
 from .notes import comparability_notes, verdict_notes
@@ -145,6 +146,7 @@ def _compare(
         notes = [f"No baseline: {reason}. Cases are judged by their thresholds alone."]
         cases = [_without_baseline(case) for case in current.cases]
         suite_tests: list[SuiteTest] = []
+        sensitivity: list[Sensitivity] = []
         matching = Matching(common=len(current.cases))
     else:
         matching = match_cases(baseline, current)
@@ -154,7 +156,7 @@ def _compare(
         flaky = set(known_flaky) | flaky_in_history(known)
         extra: dict[int, list[dict[str, bool]]] = {}  # id(case diff) -> its suite re-runs
         cases = _compare_cases(baseline, current, policy, flaky, matching, main, extra)
-        suite_tests = _suite_tests(cases, policy, main, extra)
+        suite_tests, sensitivity = _suite_tests(cases, policy, main, extra)
     comparable = baseline is None or not baseline.cases or not current.cases or matching.comparable
     verdict = decide(
         current,
@@ -174,6 +176,7 @@ def _compare(
         verdict=verdict,
         notes=notes,
         suite_tests=suite_tests,
+        sensitivity=sensitivity,
         cases=cases,
         not_run=[_case_ref(case) for case in matching.not_run],
         comparable=comparable,
@@ -593,7 +596,7 @@ def _suite_tests(
     policy: Policy,
     main: Mapping[CaseKey, MainRuns],
     extra: Mapping[int, list[dict[str, bool]]],
-) -> list[SuiteTest]:
+) -> tuple[list[SuiteTest], list[Sensitivity]]:
     """Per axis, a stratified shuffle test over the cases: did their runs pass less often
     together? Each run counts by the share of the axis's metrics it passed (per-run
     pass/fail: the wording of a right or a wrong answer moves its score, not its verdict);
@@ -609,6 +612,7 @@ def _suite_tests(
     strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
     second: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
+    rates: dict[Axis, list[tuple[float, int, int]]] = {axis: [] for axis in axes}
     for case in cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
             continue
@@ -625,14 +629,29 @@ def _suite_tests(
         on_main = _pass_rows(record.passed, names) or _side_passes(family, axes, "baseline")
         here = _side_passes(family, axes, "current")
         more = here + _pass_rows(extra.get(id(case), []), names)
+        for i, axis in enumerate(axes):
+            if family[axis] and on_main and here:
+                rate = sum(row[i] for row in on_main) / len(on_main)
+                rates[axis].append((rate, len(on_main), len(here)))
         strata.append((on_main, here))
         second.append((on_main, more))
         for i, axis in enumerate(axes):
             if family[axis] and len({row[i] for row in on_main + more}) > 1:  # it can weigh
                 deltas[axis].append(sum(m.delta for m in family[axis]) / len(family[axis]))  # type: ignore[misc]
+    sensitivity = [
+        Sensitivity(
+            axis=axis,
+            cases=len(rates[axis]),
+            drop=stats.DETECT_DROP,
+            power=stats.drop_power(rates[axis], stats.DETECT_DROP, policy.suite_alpha),
+            smallest=stats.smallest_drop(rates[axis], policy.suite_alpha),
+        )
+        for axis in axes
+        if rates[axis]
+    ]
     tested = [axis for axis in axes if deltas[axis]]
     if not tested:
-        return []
+        return [], sensitivity
     p_values = stats.stratified_shift_p(strata, axes)
     again = stats.stratified_shift_p(second, axes) if any(extra.values()) else None
     tests = []
@@ -656,4 +675,4 @@ def _suite_tests(
                 first_p_value=None if again is None else p_values[axis],
             )
         )
-    return tests
+    return tests, sensitivity

@@ -140,6 +140,16 @@ class SuiteTest(BaseModel):
     first_p_value: float | None = None
 
 
+class Sensitivity(BaseModel):
+    """What the suite-level test on one axis can detect in this suite (an estimate)."""
+
+    axis: Axis
+    cases: int  # cases not known to be deterministic: those a broad drop is tested over
+    drop: float  # the drop in every such case's pass rate ...
+    power: float  # ... caught this often
+    smallest: float | None  # the smallest such drop caught 80% of the time; None: none is
+
+
 class Policy(BaseModel):
     fail_on: list[str]
     min_delta: dict[Axis, float]
@@ -220,6 +230,8 @@ class Diff(BaseModel):
     verdict: Verdict
     notes: list[str] = Field(default_factory=list)  # comparability, said once for the suite
     suite_tests: list[SuiteTest] = Field(default_factory=list)
+    # per axis, what the suite-level test could detect here (docs/statistics.md)
+    sensitivity: list[Sensitivity] = Field(default_factory=list)
     cases: list[CaseDiff]
     # baseline cases the current selection left out (`FILE:id`, narrower eval paths): not
     # run, never counted as removed (docs/statistics.md, "Removed, renamed and not run")

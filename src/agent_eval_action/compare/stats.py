@@ -192,6 +192,51 @@ def _current_sums(
     return np.take_along_axis(group[None], order[..., None], axis=2).sum(axis=(1, 2))
 
 
+DETECT_DROP = 0.2  # the broad drop a report says the suite can detect
+DETECT_POWER = 0.8  # ... and the smallest drop caught this often
+
+
+def drop_power(cases: Sequence[tuple[float, int, int]], drop: float, alpha: float) -> float:
+    """About how often the stratified test at `alpha` fails the gate when every case loses
+    `drop` of its pass rate (at most all of it). Each case is (pass rate, runs on main, runs
+    here); the normal limit of the test's statistic, with its variance where the rates are
+    after the drop."""
+    expected = variance = 0.0
+    for rate, n_main, n_here in cases:
+        total = n_main + n_here
+        if total < 2:
+            continue
+        lost = min(drop, rate)
+        expected += n_main * n_here * lost / total
+        pooled = rate - lost * n_here / total
+        variance += pooled * (1 - pooled) * n_main * n_here / (total - 1)
+    if variance <= EPSILON:
+        return 0.0
+    critical = _normal_quantile(1 - alpha)
+    return float(1 - _upper_tail(np.array(expected / math.sqrt(variance) - critical)))
+
+
+def smallest_drop(cases: Sequence[tuple[float, int, int]], alpha: float) -> float | None:
+    """The smallest drop (in steps of 0.01) the test catches DETECT_POWER of the time, or
+    None when not even losing every pass would be caught that often."""
+    for step in range(1, 101):
+        if drop_power(cases, step / 100, alpha) >= DETECT_POWER:
+            return step / 100
+    return None
+
+
+def _normal_quantile(level: float) -> float:
+    """The standard normal quantile, by bisection on the tail."""
+    low, high = -10.0, 10.0
+    for _ in range(80):
+        middle = (low + high) / 2
+        if 1 - float(_upper_tail(np.array(middle))) < level:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
 def runs_worse_p(baseline: Sequence[float], current: Sequence[float]) -> float:
     """One-sided p-value that the current runs' mean is this far below the baseline's by chance."""
     pooled = np.array([*baseline, *current], dtype=float)
