@@ -97,9 +97,7 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
         json.dumps({"eval_set_id": "shop", "eval_cases": [case]})
     )
     (evals / "test_config.json").write_text(
-        json.dumps(
-            {"criteria": {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}}
-        )
+        json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}})
     )
     steady, broken = tmp_path / "steady.json", tmp_path / "broken.json"
     steady.write_text(json.dumps({"b": {"text": "It ships today.", "tools": [["track", {}]]}}))
