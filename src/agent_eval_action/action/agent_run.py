@@ -344,11 +344,14 @@ def run_evals(
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         files = [copied]  # the traces the score stage reads: the suite's, then each round's
+        # each round's score stage judges only what the earlier ones did not: their verdicts
+        # wait in a cache only this process's user can read (the judge is never asked twice)
+        cache = ["--judge-cache", str(Path(private) / "judge-cache")]
 
         def scored(*, after_cancel: bool = False) -> int:
             traces_args = [arg for file in files for arg in ("--traces", str(file))]
             traces_args += [arg for file in records for arg in ("--simulations", str(file))]
-            argv = _module([*score, *traces_args])
+            argv = _module([*score, *cache, *traces_args])
             return children.call(argv, score_environment(settings), after_cancel=after_cancel)
 
         # after a cancellation too: the score stage turns what finished into partial Results
