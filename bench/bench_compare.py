@@ -5,8 +5,8 @@
     python bench/bench_compare.py --cases 2000 --profile
     python bench/bench_compare.py --files          # the CLI on the two Results as files
 
-Two Results (baseline and current) are built in memory with `model_construct` (as
-bench/gate_trust.py does: no validation, so building them is not what is timed), one
+Two Results (baseline and current) are built in memory as records (as
+bench/gate_trust.py does; building them is not what is timed), one
 case in 50 changed. Timed: `compare(current, baseline)`, then the markdown reports of
 the diff (the PR comment and the job summary of agent_eval_action.report.markdown) when
 they exist. Peak RSS is this process's high-water mark (VmHWM on Linux, else
@@ -37,13 +37,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from agent_eval_action.evalset.models import Content, FunctionCall, Part
+
 from agent_eval_action.results import (
     Actual,
     CaseResult,
+    Content,
     Expected,
+    FunctionCall,
     InvocationRecord,
     MetricResult,
+    Part,
     Results,
     RunConfig,
     RunRecord,
@@ -51,6 +54,7 @@ from agent_eval_action.results import (
     Status,
     Timing,
     Usage,
+    behaviour_fingerprint,
 )
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -63,23 +67,23 @@ METRICS = (
 
 
 def _content(text: str, role: str) -> Content:
-    return Content.model_construct(role=role, parts=[Part.model_construct(text=text)])
+    return Content(role=role, parts=[Part(text=text)])
 
 
 def _run(run: int, index: int, ok: bool, turns: int) -> RunRecord:
     invocations = []
     for turn in range(turns):
-        call = FunctionCall.model_construct(
+        call = FunctionCall(
             name="lookup" if ok else "guess", args={"id": f"A-{index}", "turn": turn}
         )
         invocations.append(
-            InvocationRecord.model_construct(
+            InvocationRecord(
                 user_content=_content(f"question {index}.{turn}", "user"),
-                expected=Expected.model_construct(
+                expected=Expected(
                     final_response=_content(f"answer {index}.{turn}", "model"),
-                    tool_uses=[call.model_copy(update={"name": "lookup"})],
+                    tool_uses=[FunctionCall(name="lookup", args=call.args)],
                 ),
-                actual=Actual.model_construct(
+                actual=Actual(
                     final_response=_content(
                         f"answer {index}.{turn}" if ok else f"maybe {index}", "model"
                     ),
@@ -89,7 +93,13 @@ def _run(run: int, index: int, ok: bool, turns: int) -> RunRecord:
                 duration_s=0.5,
             )
         )
-    return RunRecord.model_construct(run=run, invocations=invocations, error=None, duration_s=1.0)
+    return RunRecord(
+        run=run,
+        invocations=invocations,
+        error=None,
+        duration_s=1.0,
+        fingerprint=behaviour_fingerprint(invocations),  # as the score stage records it
+    )
 
 
 def make_results(
@@ -112,7 +122,7 @@ def make_results(
                 for _ in range(runs)
             ]
             score = sum(per_run) / runs
-            metrics[name] = MetricResult.model_construct(
+            metrics[name] = MetricResult(
                 axis=axis,
                 score=score,
                 threshold=threshold,
@@ -124,7 +134,7 @@ def make_results(
             )
         failed = any(m.status == Status.FAILED for m in metrics.values())
         results.append(
-            CaseResult.model_construct(
+            CaseResult(
                 eval_set_id=f"set{index % 20}",
                 eval_id=f"case_{index:05d}",
                 file=f"evals/set{index % 20}.evalset.json",
@@ -138,7 +148,7 @@ def make_results(
                 duration_s=float(runs),
             )
         )
-    return Results.model_construct(
+    return Results(
         schema_="agent-eval-results/1",
         created_at=NOW,
         tool_version="bench",

@@ -1,7 +1,7 @@
 """What every Results must be before anything computes with it or shows it (docs/security.md).
 
 A Results file may come from a fork's run (the fork-safe pair's artifact, a shard) or be
-written by PR code (the eval child runs it), so pydantic's types are not enough: a score of
+written by PR code (the eval child runs it), so the records' types are not enough: a score of
 1e308 overflows the report's arithmetic, a NUL in a file name breaks the path handling of
 the check run, a control character in an eval id breaks the lines it is shown on. Here:
 
@@ -27,9 +27,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgspec
+
 from ..errors import InputError
 from ..files.jsonpos import one_line
-from ..results import USAGE_COUNTS, CaseResult, MetricResult, Results
+from ..results import USAGE_COUNTS, CaseResult, InvocationRecord, MetricResult, Results, RunRecord
 
 MAX_MAGNITUDE = 1e12  # far above any score, duration or cost; far below float overflow
 MAX_COUNT = 2**53  # tokens, calls, lines, run and turn numbers: exact as floats
@@ -184,8 +186,19 @@ class _Checker:
         for run in case.runs:
             self.count(run.run, f"{where}: run")
             self.number(run.duration_s, f"{where}: run {run.run} duration_s")
-            for turn in run.invocations:
+            self.text(run.fingerprint, f"{where}: run {run.run} fingerprint")
+            for turn in self.turns(run, f"{where}: run {run.run}"):
                 self.number(turn.duration_s, f"{where}: run {run.run} turn duration_s")
+
+    def turns(self, run: RunRecord, where: str) -> list[InvocationRecord]:
+        """A run's turns, their types checked (a Results read from a file keeps them as
+        JSON: decoded here, and let go again)."""
+        try:
+            return run.turns(keep=False)
+        except msgspec.ValidationError as err:
+            raise InputError(
+                one_line(f"invalid Results: {where} invocations: {err}"), self.display
+            ) from None
 
     def scores(self, metric: MetricResult, where: str, *, unit: bool = False) -> None:
         self.number(metric.score, f"{where}.score", unit=unit)
