@@ -143,7 +143,8 @@ class _Checker:
         self.usage(results.usage, "usage")
         self.number(results.timing.duration_s, "timing.duration_s")
         for i, case in enumerate(results.cases):
-            self.case(case, f"cases[{i}]")
+            if not _case_is_sane(case):  # then say what is wrong (else it is quick)
+                self.case(case, f"cases[{i}]")
 
     def run_inputs(self, results: Results) -> None:
         """The selection and the gate's policy a run records (shown in the report's notes)."""
@@ -228,6 +229,49 @@ class _Checker:
             self.count(verdict.turn, f"{where}.judge.verdicts.turn")
             self.count(verdict.step, f"{where}.judge.verdicts.step")
             self.number(verdict.score, f"{where}.judge.verdicts.score")
+
+
+def _numbers_sane(values: Iterable[float | None]) -> bool:
+    """Each None, or finite and at most MAX_MAGNITUDE in size (NaN compares false)."""
+    return all(v is None or -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE for v in values)
+
+
+def _counts_sane(values: Iterable[int | None]) -> bool:
+    return all(v is None or 0 <= v <= MAX_COUNT for v in values)
+
+
+def _case_is_sane(case: CaseResult) -> bool:
+    """_Checker.case's checks without their messages, each turn's types checked too: one
+    pass over a sane case (nearly every case), the checker's only over one that is not."""
+    ids = (case.eval_set_id, case.eval_id, case.case_sha256, case.content_sha256 or "")
+    if max(map(len, ids)) > MAX_ID_CHARS or len(case.file) > MAX_PATH_CHARS:
+        return False
+    if any(len(name) > MAX_ID_CHARS for name in case.metrics):
+        return False
+    if _UNSAFE.search("".join((*ids, case.file, *case.metrics))) is not None:
+        return False
+    usage = case.usage
+    if not _counts_sane(getattr(usage, name) for name in USAGE_COUNTS):
+        return False
+    numbers = [case.duration_s, usage.cost_usd]
+    counts = [case.line]
+    for metric in case.metrics.values():
+        if metric.judge is not None:
+            return False  # rare enough to be checked the long way
+        numbers += (metric.score, metric.threshold, *metric.runs)
+        for turns in metric.invocations:
+            numbers += turns
+    for run in case.runs:
+        counts.append(run.run)
+        numbers.append(run.duration_s)
+        fingerprint = run.fingerprint or ""
+        if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:
+            return False
+        try:
+            numbers += (turn.duration_s for turn in run.turns(keep=False))
+        except msgspec.ValidationError:
+            return False
+    return _numbers_sane(numbers) and _counts_sane(counts)
 
 
 def check_text(text: str, display: str) -> None:
