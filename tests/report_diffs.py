@@ -88,7 +88,7 @@ def mixed() -> tuple[Diff, Results]:
         ],
     ]
     diff, cur = pair(before, after)
-    diff.notes.append("The google-adk version differs: 2.12.0 on the baseline, 2.13.0 now.")
+    diff.notes.append("The agent-eval-action version differs: 0.0.9 on the baseline, 0.1.0 now.")
     return diff, cur
 
 

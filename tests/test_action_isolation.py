@@ -98,6 +98,12 @@ report = {
 }
 daemon = subprocess.Popen(["setsid", "sleep", "300"], stdout=subprocess.DEVNULL)
 report["daemon"] = daemon.pid
+# a daemon that detaches: its shell exits at once, and it is orphaned
+detach = "setsid sleep 300 >/dev/null 2>&1 & echo $!"
+detached = int(subprocess.run(["sh", "-c", detach], capture_output=True, text=True).stdout)
+status = open(f"/proc/{detached}/status").read().splitlines()
+report["detached"] = [detached, int(next(x for x in status if x.startswith("PPid:")).split()[1])]
+report["stage"] = os.getppid()
 print("::set-output name=verdict::pass", file=sys.stderr, flush=True)
 print("an ##[set-output name=verdict;]pass in the middle", file=sys.stderr, flush=True)
 
@@ -239,6 +245,10 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
     )
     assert {path: path.read_bytes() for path in templates} == before
     assert not _alive(seen["daemon"])  # killed when the agent stage ended
+    # the detached one came back to the agent stage (a child subreaper, as the PR's user),
+    # not to the action, and died with its case-run
+    detached, adopter = seen["detached"]
+    assert adopter == seen["stage"] and not _alive(detached)
 
     # the agent's workflow commands were relayed as text, inside a stopped block
     lines = done.stdout.splitlines()

@@ -72,6 +72,29 @@ def test_a_merge_group_accepted_by_a_pr_says_which_with_its_own_icon():
     )
 
 
+def test_scores_from_another_google_adk_are_said_at_the_top():
+    """A run on another google-adk than the baseline's (Results.adk_version): one line at the
+    top of the comment, the check run and the console, not among the notes below the cases."""
+    base, cur = results(case("c", {T: [1.0]})), results(case("c", {T: [1.0]}))
+    base.adk_version, cur.adk_version = "1.36.0", "2.13.0"
+    diff = compare(cur, base)
+    (note,) = diff.verdict.notes
+    assert note == (
+        "⚠️ Scores from another google-adk than the baseline's: this run had google-adk "
+        "2.13.0, the baseline's run google-adk 1.36.0. What changed may be ADK, not this change."
+    )
+    assert not any("google-adk" in n for n in diff.notes), "said twice"
+    top = head_of(markdown.comment(diff, cur))
+    assert "> ⚠️ **Scores from another google-adk than the baseline's:** this run had" in top
+    assert "Scores from another google-adk" in check.check_output(diff, cur).summary
+    assert note in diff_console.table(diff, cur)
+    cur.adk_version = None  # e.g. a --command agent's run where google-adk is not installed
+    (note,) = compare(cur, base).verdict.notes
+    assert "this run had no google-adk, the baseline's run google-adk 1.36.0" in note
+    cur.adk_version = "1.36.0"
+    assert compare(cur, base).verdict.notes == []
+
+
 def test_the_notes_hold_no_markup_of_their_own():
     diff, current = pair([case("c", {T: [1.0]})], [case("c", {T: [1.0]})])
     diff.verdict.notes.append("⚠️ <b>@octocat</b>: see [here](https://evil.example) **now**")

@@ -8,7 +8,13 @@ check-jsonschema's job, security smells zizmor's: all three run in .ci/run.)
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +107,12 @@ def kind(wf: dict[str, Any], job: dict[str, Any]) -> str | None:
     return "pr" if job_events(wf, job) & PR_EVENTS or dispatches_a_pr(wf, job) else "baseline"
 
 
+def publishes_to_pypi(job: dict[str, Any]) -> bool:
+    return any(
+        s.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for s in job.get("steps", [])
+    )
+
+
 def uses_checkout(job: dict[str, Any]) -> bool:
     return any(s.get("uses", "").startswith("actions/checkout@") for s in job.get("steps", []))
 
@@ -161,14 +173,15 @@ def test_jobs_running_the_action_have_exactly_the_permissions_they_need(path):
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
 def test_write_permissions_only_where_needed(path):
-    """Writes: PR publishing (comment, check) in action jobs; contents/packages in release."""
+    """Writes: PR publishing (comment, check) in action jobs; in release, contents/packages
+    for the image's job and id-token for the job that publishes to PyPI, each alone."""
     wf = load(path)
     for name, job in wf["jobs"].items():
         writes = {k for k, v in (job.get("permissions") or {}).items() if v == "write"}
         if kind(wf, job) in ("pr", "comment", "merge"):
             allowed = {"pull-requests", "checks"}
         elif path.name == "release.yml":
-            allowed = {"contents", "packages"}
+            allowed = {"id-token"} if publishes_to_pypi(job) else {"contents", "packages"}
         else:
             allowed = set()
         assert writes <= allowed, f"{rel(path)}: job {name} writes {sorted(writes - allowed)}"
@@ -206,7 +219,10 @@ def test_pr_workflows_cancel_superseded_runs(path):
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
 def test_uploads_keep_partial_results(path):
-    for name, job in jobs(path):
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        if kind(wf, job) is None:
+            continue  # the release's dist is uploaded only when it was built and checked
         for step in job.get("steps", []):
             if step.get("uses", "").startswith("actions/upload-artifact@"):
                 assert step.get("if") == "always()", (
@@ -236,6 +252,7 @@ def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
             s["with"]
             for s in job["steps"]
             if s.get("uses", "").startswith("actions/upload-artifact@")
+            and s["with"].get("archive", True) is not False  # report.html's, below
         ]
         assert uploads, f"{rel(path)}: job {name} runs the action but uploads nothing"
         expected = (
@@ -249,6 +266,30 @@ def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
         assert uploads[0]["path"] == output, (
             f"{rel(path)}: job {name} uploads {uploads[0]['path']!r}, the action writes {output!r}"
         )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
+def test_jobs_that_compare_upload_the_drill_down_report_as_a_file(path):
+    """report.html as the file itself (`archive: false`, which names the artifact after the
+    file): the name the comment job looks it up by (report/html.py FILE_NAME)."""
+    from agent_eval_action.report.html import FILE_NAME
+
+    wf = load(path)
+    for name, job in wf["jobs"].items():
+        if kind(wf, job) not in ("pr", "compare", "merge"):
+            continue
+        output = action_steps(job)[0].get("with", {}).get("output-dir", OUTPUT_DIR)
+        direct = [
+            s
+            for s in job["steps"]
+            if s.get("uses", "").startswith("actions/upload-artifact@")
+            and s["with"].get("archive") is False
+        ]
+        assert [s["with"]["path"] for s in direct] == [f"{output}/{FILE_NAME}"], (
+            f"{rel(path)}: job {name} must upload {output}/{FILE_NAME} with archive: false"
+        )
+        assert "name" not in direct[0]["with"], f"{rel(path)}: job {name}: `name` is ignored"
+        assert direct[0]["with"].get("overwrite") is True, f"{rel(path)}: a re-run must replace it"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=rel)
@@ -399,7 +440,7 @@ def test_release_pins_the_image_by_digest():
     wf = load(path)
     assert set(triggers(wf)) == {"push"} and set(wf["on"]["push"]) == {"tags"}
     assert all(t.startswith("v") for t in wf["on"]["push"]["tags"])
-    ((_, job),) = wf["jobs"].items()
+    job = wf["jobs"]["release"]
     assert job["permissions"] == {"contents": "write", "packages": "write"}
     steps = job["steps"]
     build = [s for s in steps if s.get("uses", "").startswith("docker/build-push-action@")]
@@ -534,34 +575,199 @@ def test_dependabot_refreshes_the_pins():
     assert "/" in dirs(updates["github-actions"])  # .github/workflows
 
 
-def test_release_waits_for_its_environment_and_releases_only_the_default_branch():
-    """The release job runs in the protected `release` environment, and refuses a tag whose
-    commit is not on the default branch before it builds, pushes or moves anything."""
-    wf = load(ROOT / ".github" / "workflows" / "release.yml")
+RELEASE = ROOT / ".github" / "workflows" / "release.yml"
+DEFAULT_BRANCH_GUARD = re.compile(
+    r'git merge-base --is-ancestor "\$GITHUB_SHA" "refs/remotes/origin/\$\{DEFAULT_BRANCH\}"'
+)
+
+
+def environment_of(job: dict[str, Any]) -> str | None:
+    environment = job.get("environment")
+    return environment.get("name") if isinstance(environment, dict) else environment
+
+
+def needs_of(wf: dict[str, Any], name: str) -> set[str]:
+    """Every job that must succeed before job `name` starts (needs, transitively)."""
+    needs = wf["jobs"][name].get("needs", [])
+    direct = {needs} if isinstance(needs, str) else set(needs)
+    return direct.union(*(needs_of(wf, n) for n in direct))
+
+
+def test_release_waits_for_its_environments_and_releases_only_the_default_branch():
+    """Each job that publishes runs in its protected environment (the image's in `release`,
+    the package's in `pypi`), and none starts unless the `check` job found the tag's commit
+    on the default branch."""
+    wf = load(RELEASE)
     for name, job in wf["jobs"].items():
-        environment = job.get("environment")
-        if isinstance(environment, dict):
-            environment = environment.get("name")
-        writes = [k for k, v in (job.get("permissions") or {}).items() if v == "write"]
-        if writes:
-            assert environment == "release", f"release.yml: job {name} writes outside `release`"
-    ((_, job),) = wf["jobs"].items()
-    steps = job["steps"]
+        writes = {k for k, v in (job.get("permissions") or {}).items() if v == "write"}
+        if writes & {"contents", "packages"}:
+            assert environment_of(job) == "release", (
+                f"release.yml: job {name} writes outside `release`"
+            )
+        if "id-token" in writes:
+            assert environment_of(job) == "pypi", (
+                f"release.yml: job {name} mints OIDC tokens outside `pypi`"
+            )
+    guarded = [
+        (name, i)
+        for name, job in wf["jobs"].items()
+        for i, s in enumerate(job["steps"])
+        if DEFAULT_BRANCH_GUARD.search(s.get("run", ""))
+    ]
+    assert len(guarded) == 1, "no one step checks that the tag's commit is on the default branch"
+    [(check_name, index)] = guarded
+    check_job = wf["jobs"][check_name]
+    assert check_job["permissions"] == {"contents": "read"} and "needs" not in check_job
+    steps = check_job["steps"]
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"].get("fetch-depth") == 0, "the check needs the default branch's history"
-    guard = re.compile(
-        r'git merge-base --is-ancestor "\$GITHUB_SHA" "refs/remotes/origin/\$\{DEFAULT_BRANCH\}"'
-    )
-    checks = [i for i, s in enumerate(steps) if guard.search(s.get("run", ""))]
-    assert len(checks) == 1, "no step checks that the tag's commit is on the default branch"
-    check = steps[checks[0]]
+    check = steps[index]
     assert check["env"]["DEFAULT_BRANCH"] == "${{ github.event.repository.default_branch }}"
     assert "set -euo pipefail" in check["run"] and "exit 1" in check["run"]
     assert "if" not in check and "continue-on-error" not in check, "the check must stop the job"
-    acts = [
-        i
-        for i, s in enumerate(steps)
-        if re.search(r"\bgit (tag|push|commit)\b|\bpush --force\b", s.get("run", ""))
-        or s.get("uses", "").startswith(("docker/build-push-action@", "docker/login-action@"))
+    for name, job in wf["jobs"].items():
+        if name == check_name:
+            continue
+        assert check_name in needs_of(wf, name), f"release.yml: job {name} runs without the check"
+        assert "if" not in job, (
+            f"release.yml: job {name} has an `if:` (always() would skip the check)"
+        )
+
+
+def _build_and_publish() -> tuple[dict[str, Any], str, dict[str, Any], str, dict[str, Any]]:
+    wf = load(RELEASE)
+    [(publish_name, publish)] = [(n, j) for n, j in wf["jobs"].items() if publishes_to_pypi(j)]
+    [(build_name, build)] = [
+        (n, j)
+        for n, j in wf["jobs"].items()
+        if any("python -m build" in s.get("run", "") for s in j["steps"])
     ]
-    assert acts and checks[0] < min(acts), "the tag is checked after something was published"
+    return wf, build_name, build, publish_name, publish
+
+
+def test_release_publishes_to_pypi_by_trusted_publishing_from_one_job():
+    """The dist is built in a job with a read-only token; another job, the only one with
+    `id-token: write`, in the `pypi` environment, runs no repository code and uploads it
+    with attestations."""
+    wf, build_name, build, publish_name, publish = _build_and_publish()
+    minting = [n for n, j in wf["jobs"].items() if (j.get("permissions") or {}).get("id-token")]
+    assert minting == [publish_name], f"release.yml: jobs with id-token: {minting}"
+    assert publish["permissions"] == {"id-token": "write"}
+    assert environment_of(publish) == "pypi"
+    assert {build_name} <= needs_of(wf, publish_name)
+    uses = [s.get("uses", "").split("@")[0] for s in publish["steps"]]
+    assert uses == ["actions/download-artifact", "pypa/gh-action-pypi-publish"], (
+        f"release.yml: job {publish_name} must download the dist and publish it, nothing else"
+    )
+    assert not any("run" in s for s in publish["steps"])
+    download, upload_step = publish["steps"][0]["with"], publish["steps"][1].get("with", {})
+    assert upload_step.get("attestations", True) is True, "attestations are turned off"
+    assert "password" not in upload_step and "secrets." not in str(publish), "a stored token"
+    assert upload_step.get("packages-dir", "dist/").rstrip("/") == download["path"].rstrip("/")
+
+    assert build["permissions"] == {"contents": "read"} and environment_of(build) is None
+    assert "secrets." not in str(build)
+    [upload] = [
+        s["with"]
+        for s in build["steps"]
+        if s.get("uses", "").startswith("actions/upload-artifact@")
+    ]
+    assert upload["name"] == download["name"] and upload["path"].rstrip("/") == "dist"
+    assert upload.get("if-no-files-found") == "error"
+    script = "\n".join(s.get("run", "") for s in build["steps"])
+    assert "python -m build --outdir dist ." in script and "twine check --strict dist/*" in script
+
+
+def _dev_pins() -> dict[str, str]:
+    dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"][
+        "dev"
+    ]
+    return dict(re.findall(r"^([\w.-]+)==([\w.]+)$", "\n".join(dev), re.M))
+
+
+def _build_steps() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The build job's install step and its other `run:` steps."""
+    _, _, build, _, _ = _build_and_publish()
+    runs = [s for s in build["steps"] if "run" in s]
+    install, rest = runs[0], runs[1:]
+    assert install["run"].startswith("python -m pip install"), install["run"]
+    return install, rest
+
+
+def test_release_builds_with_the_dev_extras_build_tools():
+    """The dry run below runs the build with the dev extra's build and twine: the job's own
+    install step must pin the same versions."""
+    install, _ = _build_steps()
+    pinned = dict(re.findall(r'"([\w.-]+)==([\w.]+)"', install["run"]))
+    assert set(pinned) == {"build", "twine"}
+    assert {k: _dev_pins()[k] for k in pinned} == pinned, (
+        "release.yml and [dev] pin different versions"
+    )
+
+
+def _dry_run(tmp_path: Path, tag: str) -> subprocess.CompletedProcess[str]:
+    """The build job's steps after its install, run by bash in a commit of this tree's
+    package files, as the job runs them in its checkout of the tag."""
+    work = tmp_path / "checkout"
+    work.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, work / name)
+    shutil.copytree(
+        ROOT / "src",
+        work / "src",
+        ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.tmp"),
+    )
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for argv in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tag"]):
+        subprocess.run([*git, *argv], cwd=work, check=True)
+    sha = subprocess.run(
+        [*git, "rev-parse", "HEAD"], cwd=work, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    expressions = {"${{ github.ref_name }}": tag}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTHONPATH"))}
+    env["GITHUB_SHA"] = sha
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    _, steps = _build_steps()
+    done = None
+    for step in steps:
+        step_env = {k: expressions[v] for k, v in step.get("env", {}).items()}
+        done = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=work,
+            env=env | step_env,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            break
+    assert done is not None
+    return done
+
+
+@pytest.mark.e2e
+def test_release_build_steps_dry_run(tmp_path):
+    """The build job's steps, run here: the sdist and the wheel of pyproject.toml's version,
+    both passing `twine check --strict`, and nothing else in dist/."""
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    done = _dry_run(tmp_path, f"v{version}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    dist = tmp_path / "checkout" / "dist"
+    assert sorted(p.name for p in dist.iterdir()) == [
+        f"agent_eval_action-{version}-py3-none-any.whl",
+        f"agent_eval_action-{version}.tar.gz",
+    ]
+    assert "PASSED" in done.stdout and "FAILED" not in done.stdout
+    with zipfile.ZipFile(dist / f"agent_eval_action-{version}-py3-none-any.whl") as wheel:
+        names = set(wheel.namelist())
+    # the files that are not Python modules: package data the tool cannot run without
+    assert "agent_eval_action/report/templates/report.md.j2" in names
+    assert "agent_eval_action/metrics/judge/prices.json" in names
+    assert not any(n.startswith(("tests/", "examples/")) for n in names)
+
+
+def test_release_build_refuses_a_tag_that_is_not_the_version(tmp_path):
+    """A tag v9.9.9 on a tree whose pyproject.toml says another version publishes nothing."""
+    done = _dry_run(tmp_path, "v9.9.9")
+    assert done.returncode == 1
+    assert "::error::tag v9.9.9 is not pyproject.toml's version" in done.stdout
+    assert not (tmp_path / "checkout" / "dist").exists()

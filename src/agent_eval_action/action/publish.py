@@ -8,6 +8,7 @@ on posts nothing: the newer run will.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,10 +16,13 @@ from ..compare.model import REGRESSIONS, Diff
 from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
 from ..github.comments import STAMP_RESERVE, upsert_sticky
-from ..report import markdown
+from ..report import chart, html, markdown
+from ..report.budget import size
 from ..report.check import CheckOutput, check_output, workflow_commands
 from ..results import Results, Status
 from . import outputs
+from .event import Event, WorkflowRunEvent
+from .run_artifacts import artifact_id
 from .settings import Settings
 
 FORK_HINT = (
@@ -42,25 +46,63 @@ class Published:
     outdated: bool = False
 
 
-def report_options(settings: Settings, relation: str | None) -> markdown.Options:
+def report_options(
+    settings: Settings, relation: str | None, report_url: str | None = None
+) -> markdown.Options:
     return markdown.Options(
         check_name=settings.check_name,
         server_url=settings.github.server_url,
         baseline_relation=relation,
+        report_url=report_url,
     )
 
 
+def report_url(settings: Settings, gh: GitHub | None, event: Event) -> str | None:
+    """Where the drill-down report.html is, from the event and the API only (never from an
+    artifact's contents): under `mode: comment`, the PR run's `report.html` artifact when
+    that run uploaded one, else that run's artifacts; otherwise this run's artifacts, where
+    the workflow's upload step puts it after this step."""
+    repo, run = settings.github.repository, settings.github.run_id
+    if isinstance(event, WorkflowRunEvent):
+        run = str(event.id)
+        if gh is not None and repo is not None:
+            try:
+                found = artifact_id(gh, repo, event.id, html.FILE_NAME)
+            except GitHubError as err:
+                outputs.command("warning", f"could not list run {event.id}'s artifacts: {err}")
+                found = None
+            if found is not None:
+                return f"{settings.github.server_url}/{repo}/actions/runs/{run}/artifacts/{found}"
+    if repo is None or run is None:
+        return None
+    return f"{settings.github.server_url}/{repo}/actions/runs/{run}#artifacts"
+
+
 def write_reports(
-    out_dir: Path, diff: Diff, results: Results, options: markdown.Options
+    out_dir: Path,
+    diff: Diff,
+    results: Results,
+    options: markdown.Options,
+    *,
+    baseline: Results | None = None,
+    history: Sequence[Results] = (),
 ) -> tuple[str, str]:
-    """diff.json, report.md (the comment) and summary.md in out_dir; returns the markdown.
+    """diff.json, report.md (the comment), summary.md and report.html in out_dir; returns
+    the markdown. The job summary ends with the pass rate per axis over main's history
+    (report/chart.py) when there is a baseline to draw it from.
 
     The comment leaves room for the line that ties it to its id (github/comments.py)."""
     comment = markdown.comment(diff, results, options, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
-    summary = markdown.summary(diff, results, options)
+    known = [*history, *([baseline] if baseline is not None else [])]
+    trend = chart.mermaid(known, results)
+    trend = "\n" + trend if trend else ""
+    summary = markdown.summary(diff, results, options, limit=markdown.SUMMARY_LIMIT - size(trend))
+    summary += trend
     (out_dir / "diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
     (out_dir / "report.md").write_text(comment, encoding="utf-8")
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    page = html.render(diff, results, options, baseline=baseline, history=history)
+    html.write(out_dir / html.FILE_NAME, page)
     return comment, summary
 
 

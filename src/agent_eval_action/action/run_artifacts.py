@@ -49,4 +49,15 @@ def run_artifact_files(
     return found
 
 
-__all__ = ["ArtifactFiles", "run_artifact_files"]
+def artifact_id(gh: GitHub, repo: str, run_id: int | str, name: str) -> int | None:
+    """The id of the run's unexpired artifact of this name (e.g. `report.html`, uploaded
+    with `archive: false`), or None. Only the API's listing is read, no artifact."""
+    listing = gh.paginate(f"/repos/{repo}/actions/runs/{run_id}/artifacts", key="artifacts")
+    for artifact in listing:
+        found = artifact.get("id")
+        if artifact.get("name") == name and not artifact.get("expired") and type(found) is int:
+            return found
+    return None
+
+
+__all__ = ["ArtifactFiles", "artifact_id", "run_artifact_files"]

@@ -8,7 +8,9 @@ GitHub token), write the files that set later steps' environment, PATH, outputs 
 summary, rewrite the installed tool or its templates, or use a Docker socket that only
 root and the docker group may open. Its HOME, TMPDIR and caches point into a 0700 scratch
 folder it owns, where it also writes its traces for the score stage, which reads them as
-untrusted input. Whatever it leaves running is killed when each of its stages ends.
+untrusted input. Whatever it leaves running is killed when each of its case-runs ends (the
+agent stage reaps what detaches: runners/reaper.py) and, by uid, when each of its stages
+ends: that kill is the one the PR's code cannot dodge.
 
 Switching user needs root (as container actions run). Where the action is not root
 (rootless runners, Podman, ARC without CAP_SETUID), PR code runs as the action's own user:
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import stat
 import sys
 import sysconfig
@@ -28,6 +29,8 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..runners.reaper import Proc, kill, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
 # overflow uid 65534 ("nobody"), which other software uses.
@@ -75,15 +78,10 @@ class PrUser:
             return 0  # they share the action's uid: nothing tells them apart
         killed = 0
         for _ in range(50):
-            pids = list(processes_of(self.uid))
-            if not pids:
+            procs = processes_of(self.uid)
+            if not procs:
                 return killed
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed += 1
-                except ProcessLookupError:
-                    pass
+            killed += kill(procs)
             time.sleep(0.02)
             reap()
         return killed
@@ -92,19 +90,9 @@ class PrUser:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def processes_of(uid: int) -> Iterable[int]:
-    """The live pids whose real uid is `uid` (from /proc; zombies are already dead)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = dict(
-                line.split(":", 1) for line in (entry / "status").read_text().splitlines()
-            )
-        except (OSError, ValueError):  # gone meanwhile
-            continue
-        if status.get("State", "").split()[:1] != ["Z"] and int(status["Uid"].split()[0]) == uid:
-            yield int(entry.name)
+def processes_of(uid: int) -> list[Proc]:
+    """The live processes whose real uid is `uid` (zombies are already dead)."""
+    return [p for p in processes().values() if not p.zombie and real_uid(p.pid) == uid]
 
 
 def reap() -> None:
@@ -145,7 +133,7 @@ def create(protected: Iterable[str | Path | None]) -> PrUser:
         return PrUser(uid=os.getuid(), gid=os.getgid(), scratch=scratch, gap=gap)
     taken = owners(protected) | {0}
     uid = FIRST_UID
-    while uid in taken or any(True for _ in processes_of(uid)):
+    while uid in taken or processes_of(uid):
         uid += 1
     scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
     for sub in ("home", "tmp", "cache"):

@@ -22,7 +22,14 @@ from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
 from .baseline_source import ChosenBaseline
 from .context import Context
 from .event import Event, MergeGroupEvent, PullRequestEvent
-from .publish import Target, output_values, publish, report_options, write_reports
+from .publish import (
+    Target,
+    output_values,
+    publish,
+    report_options,
+    report_url,
+    write_reports,
+)
 from .sandbox import PrUser
 
 
@@ -114,8 +121,10 @@ def compare_and_publish(
     if baseline.results is None:
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
     diff.verdict.notes.extend(ctx.notes)  # at the top too: what this run could not do
-    options = report_options(settings, baseline.relation)
-    comment, summary = write_reports(ctx.out_dir, diff, results, options)
+    options = report_options(settings, baseline.relation, report_url(settings, ctx.gh, ctx.event))
+    comment, summary = write_reports(
+        ctx.out_dir, diff, results, options, baseline=baseline.results, history=baseline.older
+    )
     outputs.append_summary(settings.github.step_summary, summary)
     code = EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
     if run_code == EXIT_INFRASTRUCTURE and not diff.verdict.passed:
@@ -215,7 +224,7 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
     reason = "this run records results; it is not compared"
     diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
     diff.verdict.notes.extend(ctx.notes)
-    options = report_options(ctx.settings, None)
+    options = report_options(ctx.settings, None, report_url(ctx.settings, ctx.gh, ctx.event))
     _, summary = write_reports(ctx.out_dir, diff, results, options)
     outputs.append_summary(ctx.settings.github.step_summary, summary)
     values = output_values(diff, results, ctx.settings, ctx.out_dir, passed=run_code == EXIT_PASS)

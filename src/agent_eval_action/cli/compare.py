@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from . import args as common
+from .output import add_html
 
 FORMATS = ("markdown", "summary", "table", "json")
 
@@ -21,12 +22,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_gate_options(parser)
     common.add_report_options(parser, FORMATS)
     parser.add_argument("--out", metavar="FILE", help="write the output there instead of stdout")
+    add_html(parser)
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..compare import load_results
     from ..pipeline.gate import gate, read_baseline, verdict_code
-    from .output import emit, report
+    from .output import emit, report, write_html
 
     options = common.gate_options(args)
     baseline = read_baseline(args.baseline, args.history)  # a missing file is bad input
@@ -43,4 +45,5 @@ def handle(args: argparse.Namespace) -> int:
 
         text = table(diff)
     emit(text, args.out)
+    write_html(diff, current, baseline, args)
     return verdict_code(diff)

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
+    from ..pipeline.gate import Baseline
     from ..results import Results
+
+HTML_HELP = (
+    "also write the drill-down report there: one self-contained HTML page with every case, "
+    "run and turn, and each case on the baseline and the --history baselines"
+)
+
+
+def add_html(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--html", metavar="FILE", help=HTML_HELP)
 
 
 def report(diff: Diff, current: Results, args: argparse.Namespace) -> str:
@@ -23,6 +34,18 @@ def report(diff: Diff, current: Results, args: argparse.Namespace) -> str:
         current_file=getattr(args, "current", None),
     )
     return render(diff, current, options).rstrip("\n")
+
+
+def write_html(diff: Diff, current: Results, baseline: Baseline, args: argparse.Namespace) -> None:
+    """`--html FILE`: the drill-down report (report/html.py), said on stderr."""
+    if not args.html:
+        return
+    from ..report import html, markdown
+
+    options = markdown.Options(check_name=args.check_name)
+    page = html.render(diff, current, options, baseline=baseline.results, history=baseline.history)
+    html.write(Path(args.html), page)
+    print(f"drill-down report: {args.html}", file=sys.stderr)
 
 
 def emit(text: str, out: str | None) -> None:

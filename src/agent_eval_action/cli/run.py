@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
 from . import args as common
+from .output import add_html
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
@@ -41,6 +42,7 @@ def add_output(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where to write the Results (default results.json); diff.json goes beside it",
     )
+    add_html(parser)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -92,6 +94,7 @@ def finish(
     from ..github.env import GitHubEnv
     from ..pipeline import gate as gating
     from ..pipeline.score import score
+    from .output import write_html
 
     empty_shard = job.shard is not None and not job.plan.suite.case_count
     source = GitHubEnv.from_env(os.environ).source()
@@ -157,15 +160,16 @@ def finish(
         code = gating.verdict_code(diff)
         if advice := gating.noise_advice(diff, job.options):
             print(f"note: {advice}", file=sys.stderr)
-    elif args.format in ("markdown", "summary"):
+        write_html(diff, results, job.baseline, args)
+    elif args.format in ("markdown", "summary") or args.html:
         from ..compare import compare
-        from .output import report
 
-        print(
-            report(
-                compare(results, None, no_baseline_reason="no --baseline was given"), results, args
-            )
-        )
+        alone = compare(results, None, no_baseline_reason="no --baseline was given")
+        if args.format in ("markdown", "summary"):
+            from .output import report
+
+            print(report(alone, results, args))
+        write_html(alone, results, job.baseline, args)
     return gating.judged_code(results, scored.judged, code)
 
 

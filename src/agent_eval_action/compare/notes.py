@@ -1,11 +1,11 @@
 """What differs between the two sides besides the agent itself.
 
-- `comparability_notes` (the Diff's notes, shown below the cases): versions, the judge,
-  criteria and eval files, renamed cases;
+- `comparability_notes` (the Diff's notes, shown below the cases): the tool's version, the
+  judge, criteria and eval files, renamed cases;
 - `verdict_notes` (the Verdict's notes, shown at the top with the verdict): what the
   verdict alone does not show: removed cases and a shrunk suite, cases the selection left
-  out, a baseline that ran another agent, a policy other than the baseline's, a baseline
-  with no case in common.
+  out, a baseline that ran another agent or another google-adk, a policy other than the
+  baseline's, a baseline with no case in common.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ def comparability_notes(
         )
     pairs = [
         ("agent-eval-action version", baseline.tool_version, current.tool_version),
-        ("google-adk version", baseline.adk_version, current.adk_version),
         (
             "trajectory policy",
             baseline.run_config.trajectory_policy,
@@ -124,6 +123,7 @@ def verdict_notes(
             f"removed: {_ids(matching.not_run)}."
         )
     notes.extend(_agent_note(baseline, current))
+    notes.extend(_adk_note(baseline, current))
     notes.extend(_policy_note(baseline, current, policy))
     return notes
 
@@ -137,6 +137,23 @@ def _agent_note(baseline: Results, current: Results) -> list[str]:
         f"{before.runner} {_short(before.target or '')!r} on the baseline, "
         f"{now.runner} {_short(now.target or '')!r} now. "
         "What changed may be the setup, not this change."
+    ]
+
+
+def _adk_note(baseline: Results, current: Results) -> list[str]:
+    """The google-adk each side's run had (Results.adk_version), when they differ: an
+    `--agent` agent runs on it and the eval files are read with it, so it can move scores."""
+    before, now = baseline.adk_version, current.adk_version
+    if before == now:
+        return []
+
+    def had(version: str | None) -> str:
+        return f"google-adk {version}" if version else "no google-adk"
+
+    return [
+        "⚠️ Scores from another google-adk than the baseline's: "
+        f"this run had {had(now)}, the baseline's run {had(before)}. "
+        "What changed may be ADK, not this change."
     ]
 
 

@@ -30,6 +30,7 @@ from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
+from ..runners.reaper import reaping
 from ..traces import CaseRuns, CaseRunTrace
 from .cancellable import Cancelled, run_cancellable
 from .plan import Plan
@@ -63,7 +64,9 @@ def run_cases(
             on_trace(trace)
 
     try:
-        traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
+        # What the agent leaves running dies with its case-run, the rest with the stage.
+        with reaping():
+            traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
         for trace in traces:  # a runner may return other trace objects than it reported
             trace.confirms = confirming.get((trace.key, trace.run))
             if custom and not trace.custom_scores:

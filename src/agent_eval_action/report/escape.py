@@ -55,6 +55,12 @@ def _clean(value: object) -> str:
     return _INVISIBLE.sub("\ufffd", text)
 
 
+def plain(value: object) -> str:
+    """The text with its invisible and reordering characters shown as U+FFFD, nothing else
+    changed: for a context that escapes the rest itself (report/html.py, autoescaped)."""
+    return _clean(value)
+
+
 def _unlink(text: str) -> str:
     """Break what GitHub would turn into a mention, a reference or a link."""
     text = _AT.sub("@" + ZWSP, text)

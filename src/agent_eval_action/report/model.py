@@ -34,6 +34,9 @@ class Options:
     # the report calls each side when its Results name no commit, and instead of "this run"
     baseline_file: str | None = None
     current_file: str | None = None
+    # the drill-down report.html: the run's artifacts (`…/actions/runs/ID#artifacts`) or the
+    # uploaded file (`…/actions/runs/ID/artifacts/ID`); built by the action from the event
+    report_url: str | None = None
 
 
 def key(case: CaseDiff) -> CaseKey:

@@ -34,7 +34,7 @@ from .labels import (
     notes_at_top,
     plural,
 )
-from .links import branch, commit_link, run_link
+from .links import branch, commit_link, report_link, run_link
 from .model import IMPROVEMENTS, NOT_COMPARABLE, Options, Report, gate_counts_failing, key
 
 R = TypeVar("R")
@@ -80,6 +80,7 @@ class Head:
     current: Md  # the commit, or the file, or "this run": never empty
     run: Md
     check_name: str
+    report: Md  # where the drill-down report.html is, or empty (links.report_link)
 
 
 def head(report: Report, detail: Detail) -> Head:
@@ -110,6 +111,7 @@ def head(report: Report, detail: Detail) -> Head:
         current=current,
         run=run,
         check_name=options.check_name,
+        report=report_link(options),
     )
 
 

@@ -12,7 +12,9 @@ defaults "EvaluationGenerator" and "test_user_id"), in-memory artifact and
 memory services, and one `Runner.run_async` per user turn in that session. Its
 turns are captured from the events as ADK captures them (adk_events.py). Unlike
 `adk eval`, up to `--concurrency` case-runs run at once (ADK: 4), each within
-`--timeout`, and a failing or hanging case-run fails alone.
+`--timeout`, and a failing or hanging case-run fails alone. A process that a
+case-run's tools start and that detaches (it outlives its parent) is killed when
+that case-run ends (reaper.py); the agent's own children (an MCP server) live on.
 
 A tool that blocks the event loop (a synchronous `time.sleep`, blocking I/O)
 stalls every case-run in this process, as under `adk eval`; such agents are
@@ -42,6 +44,7 @@ from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
 from .adk_events import TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
+from .reaper import current
 
 INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
 # ADK's defaults for a case without session_input (evaluation_generator.py).
@@ -206,15 +209,22 @@ async def run_adk_suite(
     """Run every case-run against the agent in `agent_dir`: one trace per request, in order."""
     _quiet_cache_hint()
     agent = await load_agent(Path(agent_dir))
-    try:
-        return await run_pool(
-            requests,
-            lambda request: run_case_run(
+    reaper = current()
+
+    async def run_one(request: CaseRunRequest) -> CaseRunTrace:
+        # What the case-run's tools start carries its mark; what detached goes at its end.
+        with reaper.case():
+            return await run_case_run(
                 request,
                 functools.partial(_conversation, agent),
                 timeout=timeout,
                 source_dir=agent.directory,
-            ),
+            )
+
+    try:
+        return await run_pool(
+            requests,
+            run_one,
             concurrency=concurrency,
             on_trace=on_trace,
         )

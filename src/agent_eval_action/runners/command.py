@@ -16,6 +16,10 @@ go to one worker, in order, and are followed by an "end" message that needs no a
 
 A worker that exits, answers anything else, or overruns the case-run's timeout fails
 that case-run only (its finished turns are kept) and is replaced by a fresh process.
+
+Each worker runs in a process group of its own and carries a scope mark (reaper.py): when
+one of its case-runs ends, whatever detached from it meanwhile is killed (its own children
+live on with it), and when it goes, its group and all it left go with it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from pydantic import ValidationError
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
 from .base import RunnerStartError
 from .environment import scrubbed_environment
+from .reaper import SCOPE_ENV, Reaper, current
 
 PROTOCOL_VERSION = 1
 # Agents may answer with very large JSON lines (whole documents as tool responses).
@@ -95,6 +100,7 @@ async def run_command_suite(
         raise RunnerStartError(str(exc)) from None
 
     env = scrubbed_environment(os.environ)
+    reaper = current()
     traces: list[CaseRunTrace | None] = [None] * len(requests)
     pending = iter(enumerate(requests))  # shared by the slots: each takes the next case-run
     request_ids = (f"r-{n}" for n in itertools.count(1))
@@ -108,11 +114,13 @@ async def run_command_suite(
                     await worker.kill()
                     worker = None
                 if worker is None:
-                    worker = await _Worker.start(argv, cwd=cwd, env=env, slot=number)
+                    worker = await _Worker.start(argv, cwd=cwd, env=env, slot=number, reaper=reaper)
                 trace = await _run_case(worker, request, timeout, request_ids)
                 if trace.error is not None or not await worker.end_session(request.session_id):
                     await worker.kill()  # the next case-run gets a fresh process
                     worker = None
+                else:
+                    worker.sweep()  # what detached during the case-run goes with it
                 traces[index] = trace
                 if on_trace is not None:
                     on_trace(trace)
@@ -223,10 +231,14 @@ def _snippet(value: Any, limit: int = 80) -> str:
 class _Worker:
     """One agent process: a JSON line to its stdin, a JSON line back from its stdout."""
 
-    def __init__(self, process: asyncio.subprocess.Process, name: str) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, name: str, reaper: Reaper, mark: str
+    ) -> None:
         assert process.stdin and process.stdout and process.stderr
         self.process = process
         self.name = name
+        self._reaper = reaper
+        self._mark = mark  # its scope: what it starts carries the mark
         self._stdin: asyncio.StreamWriter = process.stdin
         self._stdout: asyncio.StreamReader = process.stdout
         self._stderr: asyncio.StreamReader = process.stderr
@@ -235,8 +247,9 @@ class _Worker:
 
     @classmethod
     async def start(
-        cls, argv: list[str], *, cwd: str | None, env: dict[str, str], slot: int
+        cls, argv: list[str], *, cwd: str | None, env: dict[str, str], slot: int, reaper: Reaper
     ) -> _Worker:
+        mark = reaper.open()
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -244,17 +257,18 @@ class _Worker:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=cwd,
-                env=env,
+                env={**env, SCOPE_ENV: mark},
                 limit=LINE_LIMIT,
                 # Its own process group, so killing it also kills what it started.
                 start_new_session=os.name == "posix",
             )
         except OSError as exc:
+            reaper.close(mark)
             reason = f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc)
             raise RunnerStartError(
                 f"cannot start the agent command {shlex.join(argv)!r}: {reason}"
             ) from exc
-        return cls(process, f"worker {slot} pid {process.pid}")
+        return cls(process, f"worker {slot} pid {process.pid}", reaper, mark)
 
     @property
     def alive(self) -> bool:
@@ -296,6 +310,10 @@ class _Worker:
         finally:
             await self.kill()
 
+    def sweep(self) -> None:
+        """Kill what detached from the worker (its own children are left to it)."""
+        self._reaper.sweep(self._mark)
+
     async def kill(self) -> None:
         """Kill the worker and anything it started, and wait until it is gone."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -303,9 +321,15 @@ class _Worker:
                 os.killpg(self.process.pid, signal.SIGKILL)
             else:
                 self.process.kill()
-        await self.process.wait()
-        # Its stderr closes when the process group is gone; a process that left the
-        # group may hold it open, so do not wait forever.
+        # Its exit, not process.wait(): that also waits for its pipes to close, which a
+        # process that left its group (setsid) may hold open for ever.
+        while self.process.returncode is None:
+            await asyncio.sleep(0.01)
+        # What left its group came back to the reaper as it died: it goes too, and with it
+        # the pipes it held. (Without a reaper it may live on: then do not wait for ever.)
+        self._reaper.close(self._mark)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.process.wait(), EXIT_GRACE_S)
         await asyncio.wait({self._stderr_task}, timeout=1.0)
         self._stderr_task.cancel()
         await asyncio.wait({self._stderr_task})
