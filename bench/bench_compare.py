@@ -13,6 +13,12 @@ they exist. Peak RSS is this process's high-water mark (VmHWM on Linux, else
 `resource.getrusage(RUSAGE_SELF).ru_maxrss`); run_all.py runs this file as a subprocess so
 the figure is of compare alone (imports, both Results, the diff, the reports).
 
+`--versus-json` is issue 16's measure: the whole `compare --format markdown` process on the
+two files against a bare `python -c "json.load(a); json.load(b)"` process on the same
+files, each the best of --repeat (5) runs back to back, wall time and peak RSS, absolute
+seconds and their ratio. `--eval-file N` times loading an eval file of N cases (the
+loader of `run`: pydantic input models, line-numbered errors) against a bare json.load.
+
 `--files` measures what users run instead: both Results are written to JSON files, then
 `agent-eval-action compare --baseline B --current C --format markdown --out /dev/null`
 runs in a fresh process (loading both files, comparing, loading the current again for
@@ -281,6 +287,129 @@ def measure_files(cases: int, runs: int, seed: int, turns: int | None = 1) -> di
     }
 
 
+# A bare process reading the two files as JSON (the yardstick), reporting its peak RSS.
+_JSON = """
+import json, sys
+from pathlib import Path
+
+for name in sys.argv[1:]:
+    with open(name, encoding="utf-8") as f:
+        json.load(f)
+status = Path("/proc/self/status").read_text()
+print("VmHWM_kB", status.split("VmHWM:")[1].split()[0], file=sys.stderr)
+"""
+
+# Loads one eval file as `run` does (evalset/loader.py), reporting its peak RSS.
+_EVAL = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.evalset.discovery import EvalTarget
+from agent_eval_action.evalset.loader import load_eval_file
+
+path = Path(sys.argv[2])
+loaded = load_eval_file(EvalTarget(path, path.parent), [])
+assert len(loaded.cases) == int(sys.argv[3])
+status = Path("/proc/self/status").read_text()
+print("VmHWM_kB", status.split("VmHWM:")[1].split()[0], file=sys.stderr)
+"""
+
+
+def best_process(argv: list[str], repeat: int) -> tuple[float, float]:
+    """The best wall time of `repeat` runs of a process, and its peak RSS in MB (VmHWM, which
+    the process prints on stderr); runs back to back."""
+    best = (float("inf"), 0.0)
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode not in (0, 1) or "VmHWM_kB" not in done.stderr:
+            raise SystemExit(f"{argv[:3]} exited {done.returncode}:\n{done.stderr[-2000:]}")
+        peak = int(done.stderr.split("VmHWM_kB")[1].split()[0]) / 1024
+        best = min(best, (wall, peak))
+    return best
+
+
+def versus_json(cases: int, runs: int, seed: int, turns: int | None, repeat: int) -> dict:
+    """`compare --format markdown` on two Results files against a bare json.load of both."""
+    rng = random.Random(seed)
+    changed = set(rng.sample(range(cases), cases // 50))
+    with tempfile.TemporaryDirectory() as tmp:
+        base, cur = Path(tmp, "baseline.json"), Path(tmp, "current.json")
+        make_results(cases, runs, set(), seed, turns).write(base)
+        make_results(cases, runs, changed, seed + 1, turns).write(cur)
+        sizes = [p.stat().st_size / 1024 / 1024 for p in (base, cur)]
+        argv = [
+            *(sys.executable, "-c", _CLI, str(SRC), "compare"),
+            *("--baseline", str(base), "--current", str(cur)),
+            *("--format", "markdown", "--out", os.devnull),
+        ]
+        json_s, json_mb = best_process([sys.executable, "-c", _JSON, str(base), str(cur)], repeat)
+        compare_s, compare_mb = best_process(argv, repeat)
+    return {
+        "cases": cases,
+        "runs": runs,
+        "turns": turns or "1-3",
+        "file_mb": sizes,
+        "json_s": json_s,
+        "json_mb": json_mb,
+        "compare_s": compare_s,
+        "compare_mb": compare_mb,
+        "ratio": compare_s / json_s,
+        "repeat": repeat,
+    }
+
+
+def write_eval_file(path: Path, cases: int) -> None:
+    """An eval set of `cases` cases of one turn each, one tool call expected, as ADK writes it."""
+    eval_cases = [
+        {
+            "eval_id": f"case_{i:06d}",
+            "conversation": [
+                {
+                    "invocation_id": f"inv-{i}",
+                    "user_content": {"role": "user", "parts": [{"text": f"question {i}"}]},
+                    "final_response": {"role": "model", "parts": [{"text": f"answer {i}"}]},
+                    "intermediate_data": {
+                        "tool_uses": [{"name": "lookup", "args": {"id": f"A-{i}"}}],
+                        "tool_responses": [],
+                        "intermediate_responses": [],
+                    },
+                    "creation_timestamp": 0.0,
+                }
+            ],
+            "session_input": {"app_name": "bench", "user_id": "user", "state": {}},
+            "creation_timestamp": 0.0,
+        }
+        for i in range(cases)
+    ]
+    data = {"eval_set_id": "bench", "name": "bench", "eval_cases": eval_cases}
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def eval_file(cases: int, repeat: int) -> dict:
+    """Loading an eval file of `cases` cases as `run` does, against a bare json.load of it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "bench.evalset.json")
+        write_eval_file(path, cases)
+        size = path.stat().st_size / 1024 / 1024
+        json_s, json_mb = best_process([sys.executable, "-c", _JSON, str(path)], repeat)
+        load_s, load_mb = best_process(
+            [sys.executable, "-c", _EVAL, str(SRC), str(path), str(cases)], repeat
+        )
+    return {
+        "cases": cases,
+        "file_mb": size,
+        "json_s": json_s,
+        "json_mb": json_mb,
+        "load_s": load_s,
+        "load_mb": load_mb,
+        "ratio": load_s / json_s,
+        "repeat": repeat,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
@@ -294,7 +423,41 @@ def main() -> None:
     parser.add_argument(
         "--files", action="store_true", help="measure the CLI on the two Results written as files"
     )
+    parser.add_argument(
+        "--versus-json",
+        action="store_true",
+        help="the whole compare process against a bare json.load of the two files (issue 16)",
+    )
+    parser.add_argument(
+        "--eval-file", type=int, metavar="N", help="loading an eval file of N cases vs json.load"
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many processes")
     args = parser.parse_args()
+    if args.eval_file:
+        figures = eval_file(args.eval_file, args.repeat)
+        if args.json:
+            print(json.dumps(figures))
+            return
+        print(
+            f"eval file of {figures['cases']:,} cases ({figures['file_mb']:.0f} MB): loaded in "
+            f"{figures['load_s']:.2f} s, peak RSS {figures['load_mb']:.0f} MB; bare json.load "
+            f"{figures['json_s']:.2f} s, {figures['json_mb']:.0f} MB: {figures['ratio']:.1f}x "
+            f"(best of {figures['repeat']})"
+        )
+        return
+    if args.versus_json:
+        figures = versus_json(args.cases, args.runs, args.seed, args.turns or None, args.repeat)
+        if args.json:
+            print(json.dumps(figures))
+            return
+        print(
+            f"{figures['cases']:,} cases, {figures['runs']} run(s) of {figures['turns']} "
+            f"turn(s), files of {' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB: "
+            f"`compare --format markdown` {figures['compare_s']:.2f} s, peak RSS "
+            f"{figures['compare_mb']:.0f} MB; bare json.load of both {figures['json_s']:.2f} s, "
+            f"{figures['json_mb']:.0f} MB: {figures['ratio']:.2f}x (best of {figures['repeat']})"
+        )
+        return
     if args.files:
         figures = measure_files(args.cases, args.runs, args.seed, args.turns or None)
         if args.json:
