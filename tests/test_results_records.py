@@ -7,7 +7,6 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
@@ -49,13 +48,17 @@ def test_results_of_the_pydantic_version_load_and_write_back_unchanged(path: Pat
 
 
 def test_a_diff_of_the_pydantic_version_loads_and_compare_still_makes_it() -> None:
+    """Compare on the old files decides every case as it did when they were written (the
+    wording of the suite's notes has moved on since: those are not compared)."""
     stored = (OLD / "rich.diff.json").read_text(encoding="utf-8")
     assert Diff.from_json(stored).dump_json() == stored
     current = load_results(str(OLD / "rich.results.json"))
     baseline, _ = load_baseline(str(OLD / "rich-baseline.results.json"))
-    diff = compare(current, baseline)
-    diff.created_at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-    assert diff.dump_json() == stored
+    now, then = json.loads(compare(current, baseline).dump_json()), json.loads(stored)
+    for key in ("cases", "suite_tests", "not_run", "comparable", "policy"):
+        assert now[key] == then[key], key
+    for key in ("passed", "counts", "trajectory_regressions", "response_regressions"):
+        assert now["verdict"][key] == then["verdict"][key], key
 
 
 def test_every_kind_of_content_part_survives_the_round_trip() -> None:
