@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import shlex
+import sys
 from datetime import timedelta
 from html.parser import HTMLParser
 from pathlib import Path
@@ -349,3 +351,33 @@ def test_the_comment_links_to_the_report_only_at_a_runs_address(url, line):
     assert "evil.example" not in text
     current = next(row for row in text.splitlines() if row.startswith("**Current:**"))
     assert current.endswith("\\") == bool(line)  # the line break joins the two lines
+
+
+def test_run_writes_the_page_with_and_without_a_baseline(tmp_path, capsys):
+    from helpers.paths import ROOT
+
+    agent = shlex.join([sys.executable, str(ROOT / "examples" / "agent" / "support_agent.py")])
+    argv = ["run", str(ROOT / "examples" / "evals"), "--command", agent]
+    first, second = tmp_path / "first.html", tmp_path / "second.html"
+    main([*argv, "--out", str(tmp_path / "base.json"), "--html", str(first)])
+    alone = _cases(first.read_text(encoding="utf-8"))
+    assert len(alone) == 6 and alone["support / gold_express_refund"] >= {"failing"}
+    base = ["--baseline", str(tmp_path / "base.json")]
+    main([*argv, *base, "--out", str(tmp_path / "cur.json"), "--html", str(second)])
+    page = second.read_text(encoding="utf-8")
+    assert len(_cases(page)) == 6 and "(baseline)" in page
+    err = capsys.readouterr().err
+    assert f"drill-down report: {first}" in err and f"drill-down report: {second}" in err
+
+
+def test_a_renamed_case_shows_its_history_under_its_old_name():
+    old = case("refund", {T: [1.0]}, line=10)
+    new = case("refund_v2", {T: [0.0]}, ["skipped lookup"], line=10)
+    old.content_sha256 = new.content_sha256 = "refund-content"
+    base = _at(results(old), 5, "b" * 40)
+    cur = _at(results(new), 0, "c" * 40)
+    page = html.render(compare(cur, base), cur, baseline=base)
+    assert list(_cases(page)) == ["s / refund_v2"]
+    table = page[page.index('<table class="history">') :]
+    rows = re.findall(r"<tr><td>(.*?)</tr>", table[: table.index("</table>")])
+    assert [re.search(r'class="status-([^"]+)"', r).group(1) for r in rows] == ["passed", "failed"]

@@ -1,9 +1,11 @@
 """The drill-down report.html in a real browser: headless Chromium through playwright,
-opened from file:// offline, as a reader opens the downloaded file.
+opened from file:// offline, as a reader opens the downloaded file; and the job summary's
+chart drawn by Mermaid, as GitHub draws it.
 
-Needs Debian's chromium; skips with the reason when it is absent, except in CI (CI=true),
-where it must run. Leaves a screenshot at SCREENSHOT to look at (the README's picture is
-made by scripts/screenshot_report.py from the example agent).
+Needs Debian's chromium (and npm's mermaid in .ci/mermaid for the chart); skips with the
+reason when either is absent, except in CI (CI=true), where it must run. Leaves a
+screenshot at SCREENSHOT to look at (the README's picture is made by
+scripts/screenshot_report.py from the example agent).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from helpers.paths import ROOT
 from test_report_html import HOSTILE, _at, hostile_case
 
 from agent_eval_action.compare import compare
-from agent_eval_action.report import html
+from agent_eval_action.report import chart, html
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import screenshot_report as browser
@@ -26,6 +28,7 @@ import screenshot_report as browser
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = Path("/tmp/agent-eval-action/report-html-test.png")
+MERMAID = ROOT / ".ci" / "mermaid" / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 T, R = "tool_trajectory_avg_score", "response_match_score"
 
 if reason := browser.missing():
@@ -111,3 +114,40 @@ def test_without_javascript_every_case_is_shown_and_opens(page: Path):
         fine.locator("summary").first.click()
         assert fine.locator("table.metrics").is_visible()
         assert opened.requests == []
+
+
+def test_the_summarys_chart_is_drawn_by_mermaid_with_a_line_per_axis(tmp_path):
+    if not MERMAID.is_file():
+        if os.environ.get("CI") == "true":
+            raise RuntimeError(f"{MERMAID.relative_to(ROOT)} is absent (.ci/run installs it)")
+        pytest.skip(f"{MERMAID.relative_to(ROOT)} is absent (.ci/run installs it with npm)")
+    older = _at(
+        results(case("a", {T: [1.0], R: [1.0]}), case("b", {T: [0.0], R: [1.0]})), 48, "a" * 40
+    )
+    base = _at(
+        results(case("a", {T: [1.0], R: [1.0]}), case("b", {T: [1.0], R: [1.0]})), 5, "b" * 40
+    )
+    cur = _at(
+        results(case("a", {T: [1.0], R: [0.5]}), case("b", {T: [0.0], R: [1.0]})), 0, "c" * 40
+    )
+    block = chart.mermaid([older, base], cur).split("```mermaid\n")[1].split("```")[0]
+    empty = tmp_path / "chart.html"
+    empty.write_text('<!doctype html><meta charset="utf-8"><div id="chart"></div>')
+    with browser.open_report(empty) as opened:
+        tab = opened.tab
+        tab.add_script_tag(path=str(MERMAID))
+        svg = tab.evaluate(
+            """async (source) => {
+                 mermaid.initialize({ startOnLoad: false });
+                 const { svg } = await mermaid.render("drawn", source);
+                 document.getElementById("chart").innerHTML = svg;
+                 return svg;
+               }""",
+            block,
+        )
+        # a line per axis, in the legend's colours, over the three points' labels
+        for colour, _ in chart.COLOURS.values():
+            assert colour in svg
+        labels = tab.locator("#chart text").all_text_contents()
+        assert {"aaaaaaa", "bbbbbbb", "this run", "cases passed (%)"} <= set(labels)
+        assert opened.requests == [] and opened.errors == []

@@ -165,12 +165,11 @@ def page(
 ) -> Page:
     """The report's view: every case of the Diff, those that need a look first."""
     by_key = {c.key: c for c in current.cases}
-    older = sorted(history, key=lambda r: r.created_at)
+    known = [_Known.of(r, "") for r in sorted(history, key=lambda r: r.created_at)]
+    known += [_Known.of(baseline, "baseline")] if baseline is not None else []
     ordered = sorted(diff.cases, key=_rank)
     cases = tuple(
-        _case(
-            i, c, by_key.get(CaseKey(c.eval_set_id, c.eval_id)), older, baseline, current, options
-        )
+        _case(i, c, by_key.get(CaseKey(c.eval_set_id, c.eval_id)), known, current, options)
         for i, c in enumerate(ordered, start=1)
     )
     verdict = diff.verdict
@@ -263,8 +262,7 @@ def _case(
     index: int,
     case: CaseDiff,
     result: CaseResult | None,
-    older: Sequence[Results],
-    baseline: Results | None,
+    known: Sequence[_Known],
     current: Results,
     options: Options,
 ) -> Case:
@@ -280,7 +278,7 @@ def _case(
         metrics=tuple(map(_metric, case.metrics)),
         divergence=None if case.divergence is None else _cut(case.divergence),
         runs=() if result is None else _runs(result),
-        history=_history(case, result, older, baseline, current, options),
+        history=_history(case, result, known, current, options),
     )
 
 
@@ -352,39 +350,52 @@ def _judged(metric: str, verdict: JudgeVerdict) -> Judged:
     return Judged(metric, verdict.request, verdict.score, verdict.source, verdict.error, replies)
 
 
+@dataclass(frozen=True)
+class _Known:
+    """Results of main (an older baseline, or the baseline), its cases by key."""
+
+    results: Results
+    role: str  # "baseline", or empty for an older one
+    cases: dict[CaseKey, CaseResult]
+
+    @classmethod
+    def of(cls, results: Results, role: str) -> _Known:
+        return cls(results, role, {c.key: c for c in results.cases})
+
+    def find(self, keys: set[CaseKey]) -> CaseResult | None:
+        return next((self.cases[k] for k in keys if k in self.cases), None)
+
+
 def _history(
     case: CaseDiff,
     result: CaseResult | None,
-    older: Sequence[Results],
-    baseline: Results | None,
+    known: Sequence[_Known],
     current: Results,
     options: Options,
 ) -> History:
-    """The case in main's older baselines (oldest first), the baseline and this run."""
+    """The case in main's older baselines (oldest first), the baseline and this run; under
+    its old name too when it was renamed."""
     keys = {CaseKey(case.eval_set_id, case.eval_id)}
     if case.renamed_from is not None:
         keys.add(CaseKey(case.renamed_from.eval_set_id, case.renamed_from.eval_id))
-    sides = [(r, "") for r in older]
-    if baseline is not None:
-        sides.append((baseline, "baseline"))
-    found = [(r, label, next((c for c in r.cases if c.key in keys), None)) for r, label in sides]
+    found = [(k.results, k.role, k.find(keys)) for k in known]
     metrics = tuple(
         dict.fromkeys(
             [*(m.metric for m in case.metrics), *(n for _, _, c in found if c for n in c.metrics)]
         )
     )
-    points = [_point(r, label, c, metrics, options) for r, label, c in found]
+    points = [_point(r, role, c, metrics, options) for r, role, c in found]
     points.append(_point(current, "this run", result, metrics, options))
     return History(metrics, tuple(points))
 
 
 def _point(
-    results: Results, label: str, case: CaseResult | None, metrics: Sequence[str], options: Options
+    results: Results, role: str, case: CaseResult | None, metrics: Sequence[str], options: Options
 ) -> HistoryPoint:
     return HistoryPoint(
         commit=short_sha(results.source.sha),
         url=commit_url(results.source, options),
-        role=label,
+        role=role,
         when=_when(results.created_at),
         status="\u2013" if case is None else _status(case.status),
         scores=tuple(

@@ -40,7 +40,10 @@ def _finalize(value: Any) -> Any:
         raise TypeError(f"a template printed {value!r}")
     if isinstance(value, int | float):
         return str(value)
-    return escape.plain(value)
+    text = str(value)
+    if text.isascii() and text.isprintable():  # most of a page: nothing to show (fast path)
+        return text
+    return escape.plain(text)
 
 
 @cache
