@@ -20,7 +20,7 @@ DESIGN_INPUTS = {
     "concurrency", "confirm-runs", "confirm-limit", "history", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
-    "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
+    "initial-session", "strip-thoughts", "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",
@@ -43,6 +43,7 @@ DESIGN_DEFAULTS = {
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
     "allow-fork-dispatch": "false",
+    "strip-thoughts": "false",
     "github-token": "${{ github.token }}",
 }
 
@@ -157,6 +158,14 @@ GOOD = [
     ("judge-model", "gemini-2.5-flash", "gemini-2.5-flash"),
     ("requirements", "requirements.txt", "requirements.txt"),
     ("timeout", "90.5", 90.5),
+    ("initial-session", "evals/initial.session.json", "evals/initial.session.json"),
+    ("strip-thoughts", "TRUE", True),
+    ("strip-thoughts", "false", False),
+    (
+        "budgets",
+        "tool_call_count_v1=8, token_usage_v1=2e4\ntool_call_count_v1=6",
+        (("tool_call_count_v1", 6.0), ("token_usage_v1", 20000.0)),  # the last one wins
+    ),
     ("accept-label", "ok-to-regress", "ok-to-regress"),
     ("allow-fork-dispatch", "true", True),
     ("allow-fork-dispatch", "FALSE", False),
@@ -194,6 +203,16 @@ BAD = [
     ("timeout", "0", "input timeout: must be a positive number of seconds, got '0'"),
     ("timeout", "inf", "input timeout: must be a positive number of seconds"),
     ("timeout", "soon", "input timeout: must be a positive number of seconds"),
+    ("strip-thoughts", "yes", "input strip-thoughts: must be true or false, got 'yes'"),
+    (
+        "budgets",
+        "tool_calls=3",
+        "input budgets: 'tool_calls=3': give METRIC=MAX with METRIC one of",
+    ),
+    ("budgets", "token_usage_v1", "input budgets: 'token_usage_v1' is not METRIC=MAX"),
+    ("budgets", "token_usage_v1=lots", "input budgets: token_usage_v1: 'lots' is not a number"),
+    ("budgets", "token_usage_v1=-1", "input budgets: token_usage_v1: the budget must be a number"),
+    ("budgets", "token_usage_v1=nan", "input budgets: token_usage_v1: the budget must be a number"),
 ]
 
 

@@ -239,6 +239,7 @@ LEGACY_INTERMEDIATE = json.dumps(
     indent=2,
 )
 LEGACY_EVALSET_ROW = json.dumps([turn()], indent=2)
+LEGACY_REFERENCE = json.dumps([{"query": "hi", "reference": 42}], indent=2)
 SESSION_STATE = json.dumps({"app_name": "a", "user_id": "u", "state": ["tier"]}, indent=2)
 LEGACY_CASES_EMPTY = json.dumps([{"name": "first", "data": []}], indent=2)
 CRITERIA_TYPO = config({"response_match_scor": 0.8})
@@ -615,6 +616,33 @@ ROWS: list[Row] = [
         {"d.test.json": LEGACY_INTERMEDIATE},
     ),
     Row(
+        "legacy-reference",
+        "a legacy `reference` that is neither a string nor null",
+        '`"reference": 42`',
+        '"reference" must be a string (or null)',
+        f"d.test.json:{line(LEGACY_REFERENCE, 'reference')}",
+        run("d.test.json"),
+        {"d.test.json": LEGACY_REFERENCE},
+    ),
+    Row(
+        "initial-session-evalset",
+        "`--initial-session` with an EvalSet file (as ADK's AgentEvaluator refuses it)",
+        "`--initial-session s.json d.evalset.json`",
+        "applies to legacy .test.json row files only",
+        "d.evalset.json:1",
+        run("d.evalset.json", extra=("--initial-session", "s.json")),
+        {"d.evalset.json": GOOD, "s.json": json.dumps({"app_name": "a", "user_id": "u"})},
+    ),
+    Row(
+        "initial-session-missing",
+        "`--initial-session` naming no file",
+        "`--initial-session gone.json`",
+        "--initial-session: no such file",
+        "gone.json",
+        run("d.test.json", extra=("--initial-session", "gone.json")),
+        {"d.test.json": json.dumps([{"query": "hi"}])},
+    ),
+    Row(
         "legacy-session-state",
         "`initial.session.json` with a `state` that is not an object",
         '`"state": ["tier"]`',
@@ -807,6 +835,14 @@ ROWS: list[Row] = [
         "`--fail-on=-removed`",
         "name the policy too",
         argv=run("d.evalset.json", extra=("--fail-on=-removed",)),
+        files={"d.evalset.json": GOOD},
+    ),
+    Row(
+        "budget-unknown-metric",
+        "`--budget` for a metric that is not one of ADK's efficiency metrics",
+        "`--budget tokens=5000`",
+        "give METRIC=MAX with METRIC one of",
+        argv=run("d.evalset.json", extra=("--budget", "tokens=5000")),
         files={"d.evalset.json": GOOD},
     ),
     Row(
@@ -1040,6 +1076,13 @@ ROWS: list[Row] = [
         "`num-runs: 0`",
         {"INPUT_NUM-RUNS": "0"},
         "input num-runs",
+    ),
+    settings_row(
+        "input-budgets",
+        "`budgets: tokens=5000`",
+        "`budgets: tokens=5000`",
+        {"INPUT_BUDGETS": "tokens=5000"},
+        "input budgets",
     ),
     settings_row(
         "input-shard", "`shard: 5/4`", "`shard: 5/4`", {"INPUT_SHARD": "5/4"}, "input shard"

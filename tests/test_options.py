@@ -30,6 +30,9 @@ def test_empty_inputs_give_the_declared_defaults() -> None:
     assert settings.evals == (ACTION_DEFAULTS["evals"],)
     assert settings.output_dir == ACTION_DEFAULTS["output-dir"]
     assert settings.accept_label == ACTION_DEFAULTS["accept-label"]
+    assert settings.strip_thoughts == DEFAULTS.run.strip_thoughts
+    assert settings.budgets == DEFAULTS.run.budgets
+    assert settings.initial_session == DEFAULTS.run.initial_session
 
 
 def test_the_cli_flags_default_to_the_same_options() -> None:
@@ -41,6 +44,9 @@ def test_the_cli_flags_default_to_the_same_options() -> None:
         assert args.timeout == DEFAULTS.run.timeout_s
         assert args.fail_on == ",".join(DEFAULTS.gate.fail_on)
         assert args.check_name == DEFAULTS.report.check_name
+        assert args.strip_thoughts == DEFAULTS.run.strip_thoughts
+        assert tuple(args.budget) == DEFAULTS.run.budgets
+        assert args.initial_session == DEFAULTS.run.initial_session
     args = parser.parse_args(["compare", "--baseline", "b", "--current", "c"])
     assert args.fail_on == ",".join(DEFAULTS.gate.fail_on)
 

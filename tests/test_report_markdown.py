@@ -264,8 +264,10 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "still_failing",
         "not_comparable",
         "flaky",
+        "efficiency",
         "notes",
         "legend",
+        "scoring",
         "usage",
     ]
     assert sections.steps(sections.SECTIONS) == [

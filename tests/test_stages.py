@@ -51,6 +51,7 @@ def _results(path: str) -> dict:
         data.pop(volatile)
     for case in data["cases"]:
         case["duration_s"] = 0
+        case["efficiency"].pop("invocation_duration_v1", None)  # wall-clock time
         for run in case["runs"]:
             run["duration_s"] = 0
             for invocation in run["invocations"]:

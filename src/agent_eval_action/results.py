@@ -163,6 +163,11 @@ class RunConfig(Record, kw_only=True):
     # None in Results written before these were recorded
     selection: Selection | None = None
     gate: GatePolicy | None = None
+    # --budget: the most each efficiency metric's per-case total may be (docs/results.md)
+    budgets: dict[str, float] = msgspec.field(default_factory=dict)
+    # --strip-thoughts: whether response_match_score read the model's thought parts as part
+    # of the answer's text, as ADK does ("included"), or left them out ("stripped")
+    response_thoughts: Literal["included", "stripped"] = "included"
 
 
 class Shard(Record, kw_only=True):
@@ -375,6 +380,23 @@ class Usage(Record, kw_only=True):
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 
+# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
+# never negative (nor NaN, which JSON cannot hold; compare/sanity.py checks built ones).
+Amount = Annotated[float, msgspec.Meta(ge=0)]
+
+
+class EfficiencyResult(Record, kw_only=True):
+    """One of ADK's efficiency metrics for one case, over its finished runs: recorded and
+    reported, never a pass or a fail of the case (a budget only fails the gate)."""
+
+    score: Amount | None  # ADK's value, per turn: one run's mean, several runs' turns pooled
+    total: Amount | None  # per case: each run's turns summed, the mean over the runs
+    runs: list[Amount | None] = msgspec.field(default_factory=list)  # per finished run
+    invocations: list[list[Amount | None]] = msgspec.field(default_factory=list)  # per turn
+    budget: Amount | None = None  # --budget for this metric, if one was set
+    over_budget: bool = False  # the total is above the budget
+
+
 class CaseResult(Record, kw_only=True):
     eval_set_id: str
     eval_id: str
@@ -389,6 +411,13 @@ class CaseResult(Record, kw_only=True):
     runs: list[RunRecord] = msgspec.field(default_factory=list)
     usage: Usage = msgspec.field(default_factory=Usage)
     duration_s: float = 0.0
+    # ADK's efficiency metrics by name (empty when no run finished, or before they were recorded)
+    efficiency: dict[str, EfficiencyResult] = msgspec.field(default_factory=dict)
+
+    @property
+    def over_budget(self) -> list[str]:
+        """The efficiency metrics whose budget this case exceeded."""
+        return [name for name, result in self.efficiency.items() if result.over_budget]
 
     @property
     def key(self) -> CaseKey:

@@ -269,6 +269,11 @@ def run_arguments(
         shared += ["--config", settings.config]
     if settings.trajectory_policy:
         shared += ["--trajectory-policy", settings.trajectory_policy]
+    if settings.initial_session:
+        shared += ["--initial-session", settings.initial_session]
+    if settings.strip_thoughts:
+        shared += ["--strip-thoughts"]
+    shared += [arg for name, most in settings.budgets for arg in ("--budget", f"{name}={most!r}")]
     if settings.shard:
         shared += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
     if baseline is not None:

@@ -41,6 +41,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
     "allow-fork-dispatch": "false",
+    "strip-thoughts": str(DEFAULTS.run.strip_thoughts).lower(),
     "github-token": "${{ github.token }}",
 }
 BASELINE_KINDS = ("artifact", "branch", "none")
@@ -271,6 +272,30 @@ def clean_timeout(text: str) -> float:
     return value
 
 
+def clean_initial_session(text: str) -> str | None:
+    """ADK's initial_session_file for the legacy row files (checked when the suite loads)."""
+    return _optional(text)
+
+
+def clean_strip_thoughts(text: str) -> bool:
+    return _boolean("strip-thoughts", text, DEFAULTS.run.strip_thoughts)
+
+
+def clean_budgets(text: str) -> tuple[tuple[str, float], ...]:
+    """`METRIC=MAX` items as `--budget` takes them, separated by commas or spaces; a metric
+    named twice keeps its last budget."""
+    from ..metrics.efficiency import parse_budget
+
+    budgets: dict[str, float] = {}
+    for item in text.replace(",", " ").split():
+        try:
+            name, value = parse_budget(item)
+        except ValueError as err:
+            raise _bad("budgets", str(err)) from None
+        budgets[name] = value
+    return tuple(budgets.items()) or DEFAULTS.run.budgets
+
+
 def clean_accept_label(text: str) -> str:
     return text or str(ACTION_DEFAULTS["accept-label"])
 
@@ -317,6 +342,9 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "judge-model": clean_judge_model,
     "requirements": clean_requirements,
     "timeout": clean_timeout,
+    "initial-session": clean_initial_session,
+    "strip-thoughts": clean_strip_thoughts,
+    "budgets": clean_budgets,
     "accept-label": clean_accept_label,
     "allow-fork-dispatch": clean_allow_fork_dispatch,
     "github-token": clean_github_token,
@@ -352,6 +380,9 @@ class Settings:
     judge_model: str | None
     requirements: str | None
     timeout: float
+    initial_session: str | None
+    strip_thoughts: bool
+    budgets: tuple[tuple[str, float], ...]
     accept_label: str
     allow_fork_dispatch: bool
     github_token: str | None = field(repr=False)  # a secret: never in a repr or a log

@@ -67,6 +67,15 @@ def min_delta(text: str) -> tuple[Axis | None, float]:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def budget(text: str) -> tuple[str, float]:
+    from ..metrics.efficiency import parse_budget
+
+    try:
+        return parse_budget(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 MULTI_VALUE = ("--history", "--adk-history")
 
 
@@ -189,6 +198,28 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
         metavar="N",
         help=f"at most N confirmation re-runs in all (default {run.confirm_limit})",
     )
+    parser.add_argument(
+        "--initial-session",
+        metavar="FILE",
+        help="the session (app_name, user_id, state) of every legacy .test.json row file, as "
+        "AgentEvaluator's initial_session_file (default: an initial.session.json beside the file)",
+    )
+    parser.add_argument(
+        "--strip-thoughts",
+        action="store_true",
+        default=run.strip_thoughts,
+        help="score response_match_score without the model's thought parts (ADK includes them)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=budget,
+        action="append",
+        default=list(run.budgets),
+        metavar="METRIC=MAX",
+        help="fail the gate when a case's total of an efficiency metric (tool_call_count_v1, "
+        "inference_call_count_v1, token_usage_v1, invocation_duration_v1) is above MAX; repeat it "
+        "for more (default: efficiency is only reported)",
+    )
     if judge:
         parser.add_argument(
             "--judge-model",
@@ -259,6 +290,9 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         config=args.config,
         confirm_runs=args.confirm_runs,
         confirm_limit=args.confirm_limit,
+        initial_session=args.initial_session,
+        strip_thoughts=args.strip_thoughts,
+        budgets=tuple(dict(args.budget).items()),  # a metric named twice: the last one
     )
 
 

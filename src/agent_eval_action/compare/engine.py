@@ -23,6 +23,7 @@ from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
+from .efficiency import efficiency_diff
 from .matching import Matching, match_cases
 from .model import (
     REGRESSIONS,
@@ -111,6 +112,7 @@ def compare(
         cases=cases,
         not_run=[_case_ref(case) for case in matching.not_run],
         comparable=comparable,
+        efficiency=efficiency_diff(current, baseline),
     )
 
 

@@ -155,6 +155,44 @@ class Verdict(Record, kw_only=True):
     decided_by: list[str] = msgspec.field(default_factory=list)
 
 
+class EfficiencyFigure(Record, kw_only=True):
+    """One of ADK's efficiency metrics over the suite: the mean of the per-case totals,
+    over the cases both sides measured when there is a baseline."""
+
+    metric: str
+    current: float | None
+    baseline: float | None = None
+    cases: int  # the cases averaged
+
+
+class EfficiencyChange(Record, kw_only=True):
+    """One efficiency metric of one case: its per-case total on each side, and its budget."""
+
+    metric: str
+    baseline: float | None
+    current: float | None
+    budget: float | None = None
+
+
+class CaseEfficiency(Record, kw_only=True):
+    """A case whose efficiency is worth a note: a total that moved a lot, or a budget exceeded."""
+
+    eval_set_id: str
+    eval_id: str
+    file: str
+    line: int
+    changed: list[EfficiencyChange] = msgspec.field(default_factory=list)
+    over_budget: list[EfficiencyChange] = msgspec.field(default_factory=list)
+
+
+class EfficiencyDiff(Record, kw_only=True):
+    """ADK's efficiency metrics (informational): the suite's figures, and the cases whose
+    figures changed a lot against the baseline or exceeded a budget (compare/efficiency.py)."""
+
+    suite: list[EfficiencyFigure] = msgspec.field(default_factory=list)
+    cases: list[CaseEfficiency] = msgspec.field(default_factory=list)
+
+
 class BaselineInfo(Record, kw_only=True):
     source: Source
     created_at: Instant
@@ -178,6 +216,8 @@ class Diff(Record, kw_only=True):
     not_run: list[CaseRef] = msgspec.field(default_factory=list)
     # False: the baseline and this run have no case in common; nothing was compared
     comparable: bool = True
+    # ADK's efficiency metrics; None when no case recorded them (Results before they were)
+    efficiency: EfficiencyDiff | None = None
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Diff:

@@ -7,6 +7,7 @@
 - `trajectory` / `response`: the same, on one axis only (errored cases still fail);
 - `threshold`: any case that does not pass, as ADK judges it;
 - `never`: report only.
+A case over an efficiency budget (`--budget`) fails every policy but `never`.
 Without a baseline every policy but `never` falls back to `threshold`.
 
 Removed cases (compare/matching.py: not renamed, not left out by the selection) that passed
@@ -154,6 +155,16 @@ def decide(
                     "cases do not pass their thresholds",
                 )
             )
+    over_budget = [c for c in current.cases if c.over_budget]
+    if over_budget:  # a budget set is a limit whatever the policy (`never` only reports it)
+        reasons.append(
+            _plural(
+                len(over_budget),
+                "case is over its efficiency budget",
+                "cases are over their efficiency budget",
+            )
+            + f" ({', '.join(sorted({n for c in over_budget for n in c.over_budget}))})"
+        )
     axes: list[Axis] = [
         a for a in ("trajectory", "response") if "regression" in tokens or a in tokens
     ]

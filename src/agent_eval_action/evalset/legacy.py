@@ -101,8 +101,14 @@ class LegacyConverter(jsonpos.FileReader):
             if key not in _ROW_KEYS:
                 self.warn(f'unknown row key "{key}" is ignored', (*path, key))
         reference = row.get("reference", "")
-        if not isinstance(reference, str):
-            raise self.error('"reference" must be a string', (*path, "reference"))
+        if reference is None:  # ADK reads it as a text-less part: that turn's response scores 0
+            self.warn(
+                '"reference": null is read as ADK reads it, an answer with no text '
+                '(response_match_score gives that turn 0); write the expected answer, or ""',
+                (*path, "reference"),
+            )
+        elif not isinstance(reference, str):
+            raise self.error('"reference" must be a string (or null)', (*path, "reference"))
         tools = row.get("expected_tool_use", [])
         if not isinstance(tools, list):
             raise self.error('"expected_tool_use" must be a list', (*path, "expected_tool_use"))
@@ -127,7 +133,9 @@ class LegacyConverter(jsonpos.FileReader):
             intermediate.append((item["author"], [Part(text=item["text"])]))
         return Invocation(
             user_content=Content.from_text(row["query"], "user"),
-            final_response=Content.from_text(reference, "model"),
+            final_response=Content(parts=[Part()], role="model")
+            if reference is None
+            else Content.from_text(reference, "model"),
             intermediate_data=IntermediateData(
                 tool_uses=calls, intermediate_responses=intermediate
             ),

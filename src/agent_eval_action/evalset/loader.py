@@ -39,23 +39,37 @@ class EvalFile(BaseModel):
     case_lines: dict[str, int]
 
 
-def load_eval_file(target: EvalTarget, warnings: list[str]) -> EvalFile:
+def load_eval_file(
+    target: EvalTarget, warnings: list[str], initial_session: InitialSession | None = None
+) -> EvalFile:
+    """`initial_session`: the session named by --initial-session, for legacy row files
+    (ADK's `initial_session_file`); without it, the initial.session.json beside such a file."""
     file = display_path(target.path)
     raw = read_bytes(target.path, file)
     located = jsonpos.parse(decode(raw, file), file)
     data = located.data
     if isinstance(data, dict):
         form: Form = "evalset"
+        _refuse_initial_session(
+            initial_session, "an EvalSet gives each case its session_input", file
+        )
         eval_set = _EvalSetReader(located, file, warnings).read()
     elif isinstance(data, list) and data:
         converter = LegacyConverter(located, file, warnings)
         eval_set_id = target.legacy_id()
         if is_row_list(data):
             form = "legacy_rows"
-            session = _initial_session(target.path, warnings)
+            session = (
+                initial_session.data
+                if initial_session is not None
+                else _session_beside(target.path, file, warnings)
+            )
             eval_set = converter.from_rows(eval_set_id, Path(eval_set_id).name, session)
         else:
             form = "legacy_cases"
+            _refuse_initial_session(
+                initial_session, "its cases give their own initial_session", file
+            )
             eval_set = converter.from_cases(eval_set_id)
     else:
         raise InputError(
@@ -76,14 +90,46 @@ def load_eval_file(target: EvalTarget, warnings: list[str]) -> EvalFile:
     )
 
 
-def _initial_session(eval_path: Path, warnings: list[str]) -> dict[str, Any] | None:
-    path = eval_path.parent / INITIAL_SESSION_NAME
-    if not path.is_file():
-        return None
+class InitialSession(BaseModel):
+    """A legacy file's initial session as ADK's `initial_session_file` holds it."""
+
+    file: str
+    data: dict[str, Any]
+
+
+def load_initial_session(path: Path, warnings: list[str]) -> InitialSession:
+    """An initial-session file (`app_name`, `user_id`, `state`), checked as ADK's converter
+    reads it; InputError naming the file and line."""
     display = display_path(path)
     located = jsonpos.parse(decode(read_bytes(path, display), display), display)
     LegacyConverter(located, display, warnings).check_session(located.data, ())
-    return located.data
+    return InitialSession(file=display, data=located.data)
+
+
+def _session_beside(eval_path: Path, file: str, warnings: list[str]) -> dict[str, Any] | None:
+    """The initial.session.json beside a legacy row file, said aloud: ADK's AgentEvaluator
+    reads it only when a test passes it as `initial_session_file`."""
+    path = eval_path.parent / INITIAL_SESSION_NAME
+    if not path.is_file():
+        return None
+    session = load_initial_session(path, warnings)
+    warnings.append(
+        f"{file}:1: warning: its session (app_name, user_id, state) comes from "
+        f"{session.file} beside it; ADK's AgentEvaluator uses that file only when given "
+        "initial_session_file (--initial-session FILE names it explicitly)"
+    )
+    return session.data
+
+
+def _refuse_initial_session(session: InitialSession | None, why: str, file: str) -> None:
+    """--initial-session is for legacy row files only, as ADK's AgentEvaluator refuses an
+    explicit initial session for an EvalSet."""
+    if session is not None:
+        raise InputError(
+            f"--initial-session {session.file} applies to legacy .test.json row files only; {why}",
+            file,
+            1,
+        )
 
 
 def _case_lines(

@@ -11,7 +11,7 @@ may give it), and for an LLM-judged metric how the judge is asked
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from ..core import Axis, MetricKind
@@ -48,9 +48,19 @@ class Metric:
     # traces, so the process that scores (and holds the judge's key) runs none of it.
     custom: bool = False
 
+    # How the metric scores with --strip-thoughts (the model's thought parts left out of
+    # the answer's text); None: it reads no answer text, or reads it as ADK does either way.
+    thoughtless: ScoreRun | None = None
+
     # LLM-judged metrics (JudgedMetric) are scored from the judge stage's verdicts, not
     # by score_run, which then only says why there is no verdict.
     judged: ClassVar[bool] = False
+
+    def without_thoughts(self) -> Metric:
+        """The metric as --strip-thoughts has it score."""
+        if self.thoughtless is None:
+            return self
+        return replace(self, score_run=self.thoughtless, thoughtless=None)
 
     @property
     def axis(self) -> Axis:

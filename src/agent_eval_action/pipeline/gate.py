@@ -110,8 +110,11 @@ def verdict_code(diff: Diff) -> int:
 
 
 def threshold_code(results: Results) -> int:
-    """Without a baseline: pass only if there were cases and every one passed (ADK-like)."""
-    if results.cases and all(case.status == Status.PASSED for case in results.cases):
+    """Without a baseline: pass only if there were cases and every one passed (ADK-like)
+    and none is over an efficiency budget."""
+    if results.cases and all(
+        case.status == Status.PASSED and not case.over_budget for case in results.cases
+    ):
         return EXIT_PASS
     return EXIT_GATE_FAILED
 

@@ -53,11 +53,17 @@ def prepare(
     from .shard import shard_plan
     from .suite import load_suite
 
-    suite = load_suite(eval_paths, options.config)
+    suite = load_suite(eval_paths, options.config, options.initial_session)
     selection = record_selection(eval_paths, suite)  # before a shard takes its part
     for warning in suite.warnings:
         print(warning, file=sys.stderr)
-    the_plan = plan(suite, options.num_runs, options.trajectory_policy, import_custom=import_custom)
+    the_plan = plan(
+        suite,
+        options.num_runs,
+        options.trajectory_policy,
+        import_custom=import_custom,
+        strip_thoughts=options.strip_thoughts,
+    )
     the_baseline = read_baseline(baseline, history)
     for warning in the_baseline.warnings:
         print(warning, file=sys.stderr)

@@ -27,6 +27,13 @@ class RunOptions:
     # deterministic is re-run up to this many times, one at a time, before it is blamed.
     confirm_runs: int = 3
     confirm_limit: int = 100  # extra case-runs at most, per run of the suite
+    # ADK's `initial_session_file`: the session of every legacy .test.json row file
+    initial_session: str | None = None
+    # response_match_score without the model's thought parts (ADK keeps them in the text)
+    strip_thoughts: bool = False
+    # (efficiency metric, most its per-case total may be): metrics/efficiency.py; unset,
+    # efficiency is recorded and reported only
+    budgets: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

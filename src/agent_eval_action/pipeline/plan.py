@@ -30,6 +30,7 @@ class Plan:
     suite: Suite
     num_runs: int
     trajectory_policy: str | None = None
+    strip_thoughts: bool = False  # --strip-thoughts: recorded as run_config.response_thoughts
     metrics: dict[str, dict[str, Metric]] = field(default_factory=dict)
     criteria: dict[str, dict[str, Criterion]] = field(default_factory=dict)
     requests: list[CaseRunRequest] = field(default_factory=list)
@@ -52,15 +53,20 @@ def plan(
     trajectory_policy: str | None = None,
     *,
     import_custom: bool = True,
+    strip_thoughts: bool = False,
 ) -> Plan:
     """Resolve metrics before any agent runs, so bad config fails fast. Custom metrics are
     imported where they run, in the agent stage; the score stage (`import_custom=False`)
-    only declares them and reads their scores from the traces."""
+    only declares them and reads their scores from the traces. `strip_thoughts`: the
+    metrics score answers without the model's thought parts (--strip-thoughts)."""
     from ..metrics.judge import check_judge_inputs
 
-    result = Plan(suite, num_runs, trajectory_policy)
+    result = Plan(suite, num_runs, trajectory_policy, strip_thoughts)
     for eval_set in suite.eval_sets:
-        result.metrics[eval_set.eval_set_id] = eval_set.config.metrics(import_custom=import_custom)
+        metrics = eval_set.config.metrics(import_custom=import_custom)
+        if strip_thoughts:
+            metrics = {name: metric.without_thoughts() for name, metric in metrics.items()}
+        result.metrics[eval_set.eval_set_id] = metrics
         result.criteria[eval_set.eval_set_id] = effective_criteria(eval_set, trajectory_policy)
         check_judge_inputs(
             eval_set, result.metrics[eval_set.eval_set_id], result.criteria[eval_set.eval_set_id]

@@ -28,6 +28,7 @@ from ..results import (
     Actual,
     CaseResult,
     Content,
+    EfficiencyResult,
     EvalSetEntry,
     Expected,
     FunctionCall,
@@ -86,8 +87,10 @@ def score_case(
     criteria: Mapping[str, Criterion],
     traces: Sequence[CaseRunTrace],
     judged: CaseJudgement | None = None,
+    budgets: Mapping[str, float] | None = None,
 ) -> CaseResult:
-    """`judged`: the judge stage's verdicts for this case (judged metrics score from them)."""
+    """`judged`: the judge stage's verdicts for this case (judged metrics score from them);
+    `budgets`: the most each efficiency metric's per-case total may be (--budget)."""
     result = CaseResult(
         eval_set_id=eval_set.eval_set_id,
         eval_id=case.eval_id,
@@ -133,8 +136,32 @@ def score_case(
             result.metrics[name].judge = judged.record(name)
     if judged is not None:
         result.usage.add(judged.usage)
+    result.efficiency = efficiency(complete, budgets or {})
     result.status = _case_status(result, errored)
     return result
+
+
+def efficiency(
+    complete: Sequence[CaseRunTrace], budgets: Mapping[str, float]
+) -> dict[str, EfficiencyResult]:
+    """ADK's efficiency metrics of a case over its finished runs, each against its budget."""
+    from ..metrics.efficiency import EFFICIENCY, measure
+
+    if not complete:
+        return {}
+    measured = {}
+    for metric in EFFICIENCY:
+        m = measure(metric, [trace.turns for trace in complete])
+        budget = budgets.get(metric.name)
+        measured[metric.name] = EfficiencyResult(
+            score=m.score,
+            total=m.total,
+            runs=m.runs,
+            invocations=m.invocations,
+            budget=budget,
+            over_budget=budget is not None and m.total is not None and m.total > budget,
+        )
+    return measured
 
 
 NOT_SCORED_BY_THE_AGENT_STAGE = "the agent stage recorded no score for this custom metric"
@@ -255,7 +282,10 @@ def _content(content: EvalContent | None) -> Content | None:
 
 
 def score_plan(
-    plan: Plan, traces: Sequence[CaseRunTrace], judged: JudgeResults | None = None
+    plan: Plan,
+    traces: Sequence[CaseRunTrace],
+    judged: JudgeResults | None = None,
+    budgets: Mapping[str, float] | None = None,
 ) -> list[CaseResult]:
     """Pure: judged metrics score from `judged`, the judge stage's verdicts (when it ran)."""
     by_case: dict[CaseKey, list[CaseRunTrace]] = defaultdict(list)
@@ -275,6 +305,7 @@ def score_plan(
                     plan.criteria[eval_set.eval_set_id],
                     runs,
                     judged.case(eval_set.eval_set_id, case.eval_id) if judged else None,
+                    budgets,
                 )
             )
     return cases
@@ -386,10 +417,12 @@ def score(
         judge_model=options.judge_model,
         selection=selection,
         gate=gate,
+        budgets=dict(options.budgets),
+        response_thoughts="stripped" if plan.strip_thoughts else "included",
     )
     results = build_results(
         plan,
-        score_plan(plan, case_runs.traces, judged),
+        score_plan(plan, case_runs.traces, judged, dict(options.budgets)),
         run_config,
         case_runs.started_at,
         partial=cancelled,
@@ -397,4 +430,25 @@ def score(
     )
     results.shard = shard
     results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
+    for warning in unchecked_budgets(results):
+        print(warning, file=sys.stderr)
+        results.warnings.append(warning)
     return Scored(results, judged)
+
+
+def unchecked_budgets(results: Results) -> list[str]:
+    """A warning per budget that some finished case could not be held to: its runner
+    reported no such figure (e.g. no token counts), so its budget was not checked."""
+    warnings = []
+    for name in results.run_config.budgets:
+        unknown = [
+            case
+            for case in results.cases
+            if name in case.efficiency and case.efficiency[name].total is None
+        ]
+        if unknown:
+            warnings.append(
+                f"warning: --budget {name}: {len(unknown)} case(s) report no such figure "
+                f"(e.g. {unknown[0].key}), so their budget was not checked"
+            )
+    return warnings

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InputError
 from ..evalset.discovery import discover, display_path
-from ..evalset.loader import EvalFile, load_eval_file
+from ..evalset.loader import EvalFile, InitialSession, load_eval_file, load_initial_session
 from ..metrics.config import EvalConfig, default_config, load_config
 
 CONFIG_NAME = "test_config.json"
@@ -37,16 +37,20 @@ class Suite(BaseModel):
         return sum(len(s.cases) for s in self.eval_sets)
 
 
-def load_suite(eval_paths: Sequence[str], config_path: str | None = None) -> Suite:
+def load_suite(
+    eval_paths: Sequence[str], config_path: str | None = None, initial_session: str | None = None
+) -> Suite:
+    """`initial_session`: --initial-session, the session of every legacy row file."""
     warnings: list[str] = []
     override = load_config(Path(config_path), config_path, warnings) if config_path else None
+    session = _initial_session(initial_session, warnings)
     configs: dict[Path, EvalConfig] = {}
     eval_sets: list[LoadedEvalSet] = []
     seen: dict[str, str] = {}
     cases = 0
     for target in discover(eval_paths):
         config = override or _config_beside(target.path, configs, warnings)
-        loaded = LoadedEvalSet(**dict(load_eval_file(target, warnings)), config=config)
+        loaded = LoadedEvalSet(**dict(load_eval_file(target, warnings, session)), config=config)
         if loaded.eval_set_id in seen:
             raise InputError(
                 f'eval_set_id "{loaded.eval_set_id}" is also used by {seen[loaded.eval_set_id]}; '
@@ -62,6 +66,14 @@ def load_suite(eval_paths: Sequence[str], config_path: str | None = None) -> Sui
                 loaded.file,
             )
     return Suite(eval_sets=eval_sets, warnings=warnings)
+
+
+def _initial_session(path: str | None, warnings: list[str]) -> InitialSession | None:
+    if path is None:
+        return None
+    if not Path(path).is_file():
+        raise InputError("--initial-session: no such file", path)
+    return load_initial_session(Path(path), warnings)
 
 
 def _config_beside(path: Path, cache: dict[Path, EvalConfig], warnings: list[str]) -> EvalConfig:

@@ -7,6 +7,7 @@ from collections import Counter
 from tabulate import tabulate
 
 from ..results import Results, Status
+from .efficiency import console_lines
 
 _MARK = {
     Status.PASSED: "pass",
@@ -45,6 +46,8 @@ def table(results: Results) -> str:
     notes = [f"{c.eval_set_id} / {c.eval_id}: {c.note}" for c in results.cases if c.note]
     if notes:
         text += "\n\n" + "\n".join(notes)
+    if efficiency := console_lines(results):
+        text += "\n\n" + "\n".join(efficiency)
     judge = judge_line(results)
     return f"{text}\n\n{summary_line(results)}" + (f"\n{judge}" if judge else "")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..core import AXES
-from . import view
+from . import efficiency, view
 from .budget import Cut, Detail
 from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, TEXT
 from .model import Report
@@ -61,8 +61,10 @@ SECTIONS: tuple[Section, ...] = (
         "not_comparable", "body", view.not_comparable, "not_comparable.md.j2", (OTHERS, *_TURNS)
     ),
     Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS, *_TURNS)),
+    Section("efficiency", "body", efficiency.efficiency, "efficiency.md.j2", (OTHERS,)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
     Section("legend", "body", view.legend, "legend.md.j2"),
+    Section("scoring", "body", efficiency.scoring, "scoring.md.j2"),
     Section("usage", "body", view.usage, "usage.md.j2"),
 )
 

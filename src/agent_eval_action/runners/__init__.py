@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..traces import CaseRunRequest, CaseRunTrace
 from .base import OnTrace, Runner, RunnerStartError
 
-__all__ = ["Runner", "RunnerStartError", "runner_from_args"]
+__all__ = ["Runner", "RunnerStartError", "adk_runner", "runner_from_args"]
 
 
 def runner_from_args(args: argparse.Namespace) -> Runner:
@@ -52,10 +52,15 @@ def _command_runner(args: argparse.Namespace) -> Runner:
 
 
 def _adk_runner(args: argparse.Namespace) -> Runner:
+    return adk_runner(args.agent, concurrency=args.concurrency, timeout=args.timeout)
+
+
+def adk_runner(agent: str, *, concurrency: int, timeout: float, flag: str = "--agent") -> Runner:
+    """The in-process ADK runner of the agent package directory `agent` (its target)."""
     from .adk import agent_directory, require_adk, run_adk_suite
 
-    require_adk("--agent")
-    directory = agent_directory(args.agent)
+    require_adk(flag)
+    directory = agent_directory(agent)
 
     async def run_suite(
         requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
@@ -63,12 +68,12 @@ def _adk_runner(args: argparse.Namespace) -> Runner:
         return await run_adk_suite(
             requests,
             directory,
-            concurrency=args.concurrency,
-            timeout=args.timeout,
+            concurrency=concurrency,
+            timeout=timeout,
             on_trace=on_trace,
         )
 
-    return Runner("adk", args.agent, run_suite)
+    return Runner("adk", agent, run_suite)
 
 
 def _adk_api_runner(args: argparse.Namespace) -> Runner:

@@ -245,11 +245,10 @@ def _sweep(spawns: _Spawns, doomed: Callable[[Proc], bool]) -> int:
             table = processes()
             ours = [proc for proc in table.values() if proc.ppid == me]
             roots = [proc for proc in ours if not proc.zombie and doomed(proc)]
-            killed += kill(below(roots, table))
+            killed += kill(proc for proc in below(roots, table) if not proc.zombie)
+        # an adopted child that has exited is ours to collect (those we started, their owners')
         for proc in ours:
-            if proc.zombie and spawns.adopted(
-                proc
-            ):  # the ones we started are their owners' to collect
+            if proc.zombie and spawns.adopted(proc):
                 _collect(proc.pid)
         if not roots:
             return killed
