@@ -16,11 +16,13 @@ from helpers.paths import ROOT, WORKERS, python_command
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.efficiency import efficiency_diff, notable
+from agent_eval_action.errors import InputError
 from agent_eval_action.evalset.models import Content, FunctionCall, InvocationEvent, SessionInput
 from agent_eval_action.metrics.efficiency import BY_NAME, EFFICIENCY, measure, parse_budget
 from agent_eval_action.pipeline.gate import threshold_code
 from agent_eval_action.pipeline.score import efficiency
 from agent_eval_action.report import markdown
+from agent_eval_action.report.diff_console import table as diff_table
 from agent_eval_action.report.efficiency import change_text
 from agent_eval_action.results import EfficiencyResult, Results
 from agent_eval_action.traces import ActualTurn, CaseRunRequest, CaseRunTrace, Usage
@@ -297,7 +299,35 @@ def test_the_diff_and_report_say_what_changed_a_lot(tmp_path):
         json.loads(compare(current, baseline).dump_json())["efficiency"]["cases"][0]["eval_id"]
         == "a"
     )
+    console = diff_table(compare(current, baseline))
+    assert "efficiency (mean per case): tool calls 4.5 (baseline 2.5)" in console
+    assert "  s / a: tool calls 3 → 7; tokens \u00d72.4 (1.0k → 2.4k)" in console
     # Results recorded before efficiency: no section, no field
     plain = results(case("a", {"tool_trajectory_avg_score": [1.0]}))
     assert efficiency_diff(plain, None) is None
     assert "Efficiency" not in markdown.comment(compare(plain, None), plain, markdown.Options())
+
+
+def test_results_with_absurd_efficiency_figures_are_refused(tmp_path):
+    from agent_eval_action.compare.loading import load_results
+
+    good = results(case("a", {"tool_trajectory_avg_score": [1.0]}))
+    with_efficiency(good.cases[0], token_usage_v1=1200)
+
+    def load(change) -> None:
+        data = json.loads(good.dump_json())
+        change(data)
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(data))
+        load_results(str(path))
+
+    load(lambda data: None)  # the good one loads
+    efficiency = lambda data: data["cases"][0]["efficiency"]  # noqa: E731
+    with pytest.raises(InputError, match=r"refused Results.*efficiency token_usage_v1"):
+        load(lambda data: efficiency(data)["token_usage_v1"].update(total=1e300))
+    with pytest.raises(InputError, match=r"refused Results.*efficiency name"):
+        load(lambda data: efficiency(data).update({"rtl\u202eoverride": {"score": 1, "total": 1}}))
+    with pytest.raises(InputError, match="run_config"):
+        load(lambda data: data["run_config"].update(budgets={"token_usage_v1": -5}))
+    with pytest.raises(InputError):
+        load(lambda data: efficiency(data)["token_usage_v1"].update(runs=[-1.0]))

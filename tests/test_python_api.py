@@ -168,3 +168,30 @@ def test_the_sync_form_inside_an_event_loop_says_to_await():
 def test_the_migration_snippet_in_the_docs_is_this_module():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "from agent_eval_action.testing import AgentEvaluator" in readme
+
+
+def test_the_example_pytest_file_passes_and_shows_the_failing_case():
+    example = ROOT / "examples" / "customer_support" / "test_with_pytest.py"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-c",
+            os.devnull,
+            "-rx",
+            str(example),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "CUSTOMER_SUPPORT_MODEL": "", "PYTHONPATH": str(ROOT / "examples")},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 1 xfailed" in result.stdout

@@ -152,6 +152,11 @@ class GatePolicy(Record, kw_only=True):
     min_delta: dict[Axis, float] = msgspec.field(default_factory=dict)
 
 
+# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
+# never negative (nor NaN, which JSON cannot hold; compare/sanity.py checks built ones).
+Amount = Annotated[float, msgspec.Meta(ge=0)]
+
+
 class RunConfig(Record, kw_only=True):
     runner: RunnerKind
     target: str | None = None  # the command, agent directory, server URL or history files
@@ -164,7 +169,7 @@ class RunConfig(Record, kw_only=True):
     selection: Selection | None = None
     gate: GatePolicy | None = None
     # --budget: the most each efficiency metric's per-case total may be (docs/results.md)
-    budgets: dict[str, float] = msgspec.field(default_factory=dict)
+    budgets: dict[str, Amount] = msgspec.field(default_factory=dict)
     # --strip-thoughts: whether response_match_score read the model's thought parts as part
     # of the answer's text, as ADK does ("included"), or left them out ("stripped")
     response_thoughts: Literal["included", "stripped"] = "included"
@@ -378,11 +383,6 @@ class Usage(Record, kw_only=True):
             self.cost_usd = None  # a partial sum would understate the cost
         elif other.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
-
-
-# Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
-# never negative (nor NaN, which JSON cannot hold; compare/sanity.py checks built ones).
-Amount = Annotated[float, msgspec.Meta(ge=0)]
 
 
 class EfficiencyResult(Record, kw_only=True):

@@ -164,6 +164,9 @@ class _Checker:
                 self.text(token, "run_config.gate.fail_on")
             for value in config.gate.min_delta.values():
                 self.number(value, "run_config.gate.min_delta")
+        self.names(config.budgets, "run_config.budgets")
+        for value in config.budgets.values():
+            self.number(value, "run_config.budgets")
 
     def usage(self, usage: Any, where: str) -> None:
         for name in USAGE_COUNTS:
@@ -184,6 +187,14 @@ class _Checker:
         self.names(case.metrics, f"{where}: metric")
         for name, metric in case.metrics.items():
             self.metric(metric, f"{where}: {name}")
+        self.names(case.efficiency, f"{where}: efficiency")
+        for name, result in case.efficiency.items():
+            at = f"{where}: efficiency {name}"
+            for value in (result.score, result.total, result.budget, *result.runs):
+                self.number(value, at)
+            for turns in result.invocations:
+                for value in turns:
+                    self.number(value, at)
         for run in case.runs:
             self.count(run.run, f"{where}: run")
             self.number(run.duration_s, f"{where}: run {run.run} duration_s")
@@ -246,9 +257,9 @@ def _case_is_sane(case: CaseResult) -> bool:
     ids = (case.eval_set_id, case.eval_id, case.case_sha256, case.content_sha256 or "")
     if max(map(len, ids)) > MAX_ID_CHARS or len(case.file) > MAX_PATH_CHARS:
         return False
-    if any(len(name) > MAX_ID_CHARS for name in case.metrics):
+    if any(len(name) > MAX_ID_CHARS for name in (*case.metrics, *case.efficiency)):
         return False
-    if _UNSAFE.search("".join((*ids, case.file, *case.metrics))) is not None:
+    if _UNSAFE.search("".join((*ids, case.file, *case.metrics, *case.efficiency))) is not None:
         return False
     usage = case.usage
     if not _counts_sane(getattr(usage, name) for name in USAGE_COUNTS):
@@ -260,6 +271,10 @@ def _case_is_sane(case: CaseResult) -> bool:
             return False  # rare enough to be checked the long way
         numbers += (metric.score, metric.threshold, *metric.runs)
         for turns in metric.invocations:
+            numbers += turns
+    for result in case.efficiency.values():
+        numbers += (result.score, result.total, result.budget, *result.runs)
+        for turns in result.invocations:
             numbers += turns
     for run in case.runs:
         counts.append(run.run)

@@ -11,6 +11,7 @@ from tabulate import tabulate
 
 from ..compare.model import CaseDiff, Change, Diff, MetricDiff
 from ..results import Results
+from .efficiency import diff_lines
 from .labels import (
     case_class,
     case_notes,
@@ -97,6 +98,8 @@ def table(diff: Diff, current: Results | None = None) -> str:
             f"p = {test.p_value:.4f} "
             f"({'significant' if test.significant else 'not significant'} at {test.alpha:g})"
         )
+    if efficiency := diff_lines(diff):
+        lines += ["", *efficiency]
     comparability = [n for n in diff.notes if not is_no_baseline(n)]
     if comparability:
         lines += ["", "comparability:", *(f"  {n}" for n in comparability)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..compare.model import CaseEfficiency, EfficiencyChange
+from ..compare.model import CaseEfficiency, Diff, EfficiencyChange
 from ..metrics.efficiency import BY_NAME
 from .budget import Detail, Listing
 from .cuts import OTHERS
@@ -130,4 +130,20 @@ def console_lines(results: Results) -> list[str]:
             lines.append(
                 f"over budget: {case.eval_set_id} / {case.eval_id}: {over_budget_text(change)}"
             )
+    return lines
+
+
+def diff_lines(diff: Diff) -> list[str]:
+    """The console comparison's efficiency lines: the suite's figures beside the baseline's,
+    then each case over a budget or whose totals moved a lot."""
+    view = diff.efficiency
+    if view is None or not view.suite:
+        return []
+    figures = [
+        f"{_label(f.metric)} {amount(f.metric, f.current)}"
+        + (f" (baseline {amount(f.metric, f.baseline)})" if diff.baseline is not None else "")
+        for f in view.suite
+    ]
+    lines = [f"efficiency (mean per case): {' · '.join(figures)}"]
+    lines += [f"  {_row(case).name}: {_row(case).notes}" for case in view.cases]
     return lines
