@@ -289,6 +289,7 @@ class InvocationRecord(Record, kw_only=True):
 
 
 _TURNS: Final = msgspec.json.Decoder(list[InvocationRecord])
+_TURNS_JSON: Final = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     # A run's turns: decoded records, or (read from a file) their JSON, decoded on first use.
@@ -342,6 +343,12 @@ class RunRecord(Record, kw_only=True):
             if keep:
                 self.invocations = turns
         return turns
+
+    def compact(self) -> None:
+        """Keep the run's turns as compact JSON of their own (checked by decoding them), so
+        that they no longer hold on to the whole file they were read from."""
+        if isinstance(self.invocations, msgspec.Raw):
+            self.invocations = msgspec.Raw(_TURNS_JSON.encode(_TURNS.decode(self.invocations)))
 
     def behaviour(self) -> str:
         """The run's behaviour fingerprint: as recorded, else computed from its turns."""

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..files import decode, jsonpos, read_bytes
+from ..files import decode, jsonpos, read_bytes, utf8_bytes
 from ..files.jsonpos import one_line
 from ..results import SCHEMA, Results
 from .sanity import ResultsRefused, check_results, check_text
@@ -38,13 +38,18 @@ class BaselineUnusable(Exception):
 
 
 def _parse(path: Path, display: str) -> Results:
-    text = decode(read_bytes(path, display, MAX_RESULTS_BYTES), display)
-    check_text(text, display)
+    # bytes, never a str of the whole as well: each run's turns stay JSON in them (Raw)
+    data = utf8_bytes(read_bytes(path, display, MAX_RESULTS_BYTES), display)
+    check_text(data, display)
     try:
-        results = Results.from_json(text)
+        results = Results.from_json(data)
     except msgspec.MsgspecError as err:
-        raise _explain(text, display, err) from None
-    check_results(results, display)
+        raise _explain(decode(data, display), display, err) from None
+    del data
+    check_results(results, display)  # each run's turns are checked here (types, then values)
+    for case in results.cases:
+        for run in case.runs:
+            run.compact()  # then let the file's bytes go
     return results
 
 

@@ -48,6 +48,7 @@ Bounded = Callable[[str], bool]
 
 # A \uD800-\uDFFF escape, with the backslashes before it (an even run escapes itself)
 _SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode("ascii"))
 
 
 class ResultsRefused(InputError):
@@ -289,26 +290,29 @@ def _case_is_sane(case: CaseResult) -> bool:
     return _numbers_sane(numbers) and _counts_sane(counts)
 
 
-def check_text(text: str, display: str) -> None:
-    """Raise ResultsRefused when the JSON text escapes a lone surrogate: a high half not
-    followed by a low one, or a low half on its own. (Raw surrogates cannot get this far:
-    the file is read as strict UTF-8.)"""
-    if "\\u" not in text:
+def check_text(text: str | bytes, display: str) -> None:
+    """Raise ResultsRefused when the JSON text (or its UTF-8 bytes) escapes a lone
+    surrogate: a high half not followed by a low one, or a low half on its own. (Raw
+    surrogates cannot get this far: the file is read as strict UTF-8.)"""
+    pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES
+    if ("\\u" if isinstance(text, str) else b"\\u") not in text:  # type: ignore[operator]
         return
     paired_up_to = -1
-    for match in _SURROGATE_ESCAPE.finditer(text):
+    for match in pattern.finditer(text):  # type: ignore[arg-type]
         if len(match.group(1)) % 2 == 0 or match.start(2) - 2 < paired_up_to:
             continue  # an escaped backslash and then "u...", or the low half of a pair
         half = int(match.group(2), 16)
-        after = _SURROGATE_ESCAPE.match(text, match.end())
+        after = pattern.match(text, match.end())  # type: ignore[arg-type]
         low = after is not None and len(after.group(1)) == 1 and int(after.group(2), 16) >= 0xDC00
         if half < 0xDC00 and after is not None and low:
             paired_up_to = after.end()
             continue
-        line = text.count("\n", 0, match.start()) + 1
+        newline = "\n" if isinstance(text, str) else b"\n"
+        line = text.count(newline, 0, match.start()) + 1  # type: ignore[arg-type]
+        digits = match.group(2)
+        digits = digits if isinstance(digits, str) else digits.decode("ascii")
         raise ResultsRefused(
-            f"refused Results: line {line}: \\u{match.group(2)} is half of a UTF-16 pair, "
-            "not a character",
+            f"refused Results: line {line}: \\u{digits} is half of a UTF-16 pair, not a character",
             display,
         )
 
