@@ -394,7 +394,7 @@ def results(shape: Shape, side: Side, trial: int) -> Results:
     return results_of(cases, shape.runs)
 
 
-def results_of(cases: list[CaseResult], num_runs: int) -> Results:
+def results_of(cases: list[CaseResult], num_runs: int, confirm_runs: int | None = None) -> Results:
     """Results holding these cases, as the engine reads them."""
     return Results(
         schema_="agent-eval-results/1",
@@ -403,7 +403,7 @@ def results_of(cases: list[CaseResult], num_runs: int) -> Results:
         adk_version=None,
         partial=False,
         source=Source(),
-        run_config=RunConfig(runner="command", num_runs=num_runs),
+        run_config=RunConfig(runner="command", num_runs=num_runs, confirm_runs=confirm_runs),
         shard=None,
         eval_sets=[],
         cases=cases,

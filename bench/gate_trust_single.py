@@ -33,10 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gate_trust as base_sim
 
-from agent_eval_action.compare import compare, flaky_in_history
-from agent_eval_action.compare.confirm import to_confirm
+from agent_eval_action.compare import compare
+from agent_eval_action.pipeline.confirm import rounds
+from agent_eval_action.pipeline.options import DEFAULTS
 
 CONFIRM_RUNS = 3
+CONFIRM_LIMIT = DEFAULTS.run.confirm_limit  # the action's default
 HISTORY = 5  # the action's default `history`
 
 
@@ -78,12 +80,12 @@ def _side(shape: Shape, probs: np.ndarray, rng, scenario: str, pr: bool) -> list
     return runs
 
 
-def _results(runs: list[list]):
+def _results(runs: list[list], confirm_runs: int | None = None):
     cases = [
         base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
         for i, rs in enumerate(runs)
     ]
-    return base_sim.results_of(cases, 1)
+    return base_sim.results_of(cases, 1, confirm_runs)
 
 
 def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, int]:
@@ -93,37 +95,39 @@ def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, 
     pr_probs = probs - 0.2 if scenario == "c" else probs
     baseline = _results(_side(shape, probs, rng, scenario, pr=False))
     older = [_results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)]
-    known = [*older, baseline] if history else [baseline]
+    older = older if history else []
     pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
-    current = _results(pr_runs)
-    flaky = flaky_in_history(known)
-    diff = compare(current, baseline, known_flaky=flaky)
-    extra = 0
     first_noisy = shape.cases - shape.noisy
-    for round_number in range(1, CONFIRM_RUNS + 1):
-        wanted = to_confirm(diff, current, known, CONFIRM_RUNS)
-        if not wanted:
-            break
-        for key, _ in wanted:
+    extra = 0
+
+    def confirm(wanted: list, round_number: int):
+        """The agent stage for one round: one more run of each wanted case."""
+        nonlocal extra
+        for key, what in wanted:
             index = int(key.eval_id.removeprefix("case"))
             if index < first_noisy:  # a deterministic case: it does the same again
                 tool, rouge, _record = pr_runs[index][0]
-                pr_runs[index].append(
-                    (
-                        tool,
-                        rouge,
-                        base_sim._record(
-                            1 + round_number, tool == 1.0, "bad" if tool == 0.0 else "ok", "x"
-                        ),
-                    )
-                )
+                answer = "bad" if tool == 0.0 else "ok"
+                record = base_sim._record(1 + round_number, tool == 1.0, answer, what)
+                pr_runs[index].append((tool, rouge, record))
             else:
                 p = pr_probs[index - first_noisy]
                 passes = scenario != "d" and rng.random() < p
-                pr_runs[index].append(_run(rng, 1 + round_number, passes, "x"))
+                pr_runs[index].append(_run(rng, 1 + round_number, passes, what))
         extra += len(wanted)
-        current = _results(pr_runs)
-        diff = compare(current, baseline, known_flaky=flaky)
+        current = _results(pr_runs, CONFIRM_RUNS)
+        return compare(current, baseline, history=older), current
+
+    current = _results(pr_runs, CONFIRM_RUNS)
+    diff = compare(current, baseline, history=older)
+    diff, _ = rounds(
+        diff,
+        current,
+        known=[*older, baseline],
+        runs=CONFIRM_RUNS,
+        limit=CONFIRM_LIMIT,
+        confirm=confirm,
+    )
     return not diff.verdict.passed, extra
 
 

@@ -74,3 +74,60 @@ def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
     assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0}
     metric = diff["cases"][0]["metrics"][0]
     assert metric["reason"].startswith("not reproduced: 0/1") and diff["cases"][0]["flaky"]
+
+
+def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, tmp_path):
+    """Each round's score stage finds the earlier rounds' verdicts: the same judged answer
+    is never sent to Gemini twice in one run of the action."""
+    from fakes.gemini import FakeGemini
+
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    case = {
+        "eval_id": "b",
+        "conversation": [
+            {
+                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
+                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
+                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
+            }
+        ],
+    }
+    (evals / "shop.evalset.json").write_text(
+        json.dumps({"eval_set_id": "shop", "eval_cases": [case]})
+    )
+    (evals / "test_config.json").write_text(
+        json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}})
+    )
+    steady, broken = tmp_path / "steady.json", tmp_path / "broken.json"
+    steady.write_text(json.dumps({"b": {"text": "It ships today.", "tools": [["track", {}]]}}))
+    # every run skips the tool and says the same thing: confirmed in 3 re-runs, one answer
+    broken.write_text(json.dumps({"b": {"text": RIGHT["text"], "tools": []}}))
+    with FakeGemini() as gemini:
+        base = tmp_path / "base.json"
+        argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(base)]
+        argv += ["--command", python_command(TABLE_AGENT, str(steady))]
+        env = {**clean_env(), "GOOGLE_GEMINI_BASE_URL": gemini.url, "GOOGLE_API_KEY": "k"}
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        gemini.reset()
+        main, head = main_with_baseline(runner.fake, base.read_bytes())
+        runner.fake.add_pull(7, head, main[3])
+        env = runner.env(
+            "pull_request",
+            pr_payload(7, head, main[3]),
+            evals=str(evals),
+            command=python_command(TABLE_AGENT, str(broken)),
+            **{"judge-api-key": "judge-key"},
+        )
+        env["GOOGLE_GEMINI_BASE_URL"] = gemini.url
+        done = runner.run(env)
+        calls = len(gemini.requests)
+    assert done.returncode == 1, done.stdout + done.stderr
+    diff = json.loads((runner.out_dir / "diff.json").read_text())
+    assert diff["cases"][0]["confirmation"] == {"runs": 3, "reproduced": 3}
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert len(results["cases"][0]["runs"]) == 4  # four runs, one answer between them
+    # one judged answer, judged once: its 5 samples (final_response_match_v2's default);
+    # each round's score stage judged it afresh before (20 calls)
+    assert calls == 5, calls

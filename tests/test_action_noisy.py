@@ -104,7 +104,13 @@ def test_an_unchanged_noisy_agent_passes(runner: Runner, seed: str, history: str
 def test_a_tool_no_longer_called_fails(runner: Runner, seed: str):
     done, diff = _pr(runner, seed, dropped="lookup")
     assert done.returncode == 1, done.stdout + done.stderr
-    changes = {c["eval_id"]: c["axes"].get("trajectory") for c in diff["cases"]}
-    assert set(changes.values()) == {"new_failure"}, changes
-    confirmed = [c["confirmation"] for c in diff["cases"]]
-    assert all(c is None or c["reproduced"] == c["runs"] == 3 for c in confirmed), confirmed
+    cases = {c["eval_id"]: c for c in diff["cases"]}
+    # the cases that answer the same way every run: blamed one by one, after 3 re-runs
+    for steady in ("order4", "order5"):
+        assert cases[steady]["axes"]["trajectory"] == "new_failure"
+        assert cases[steady]["confirmation"] == {"runs": 3, "reproduced": 3}
+    # those whose wording varies: too few runs on main to blame one alone, but together
+    # they fail the suite-level test on the trajectory axis
+    (trajectory,) = [t for t in diff["suite_tests"] if t["axis"] == "trajectory"]
+    assert trajectory["significant"], diff["suite_tests"]
+    assert any("got worse together on the trajectory axis" in r for r in diff["verdict"]["reasons"])

@@ -267,6 +267,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "efficiency",
         "notes",
         "legend",
+        "detects",
         "scoring",
         "usage",
     ]

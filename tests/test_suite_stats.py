@@ -74,9 +74,8 @@ def test_unchanged_wording_noise_within_right_answers_does_not_count():
         base_cases.append(case(f"n{i}", {T: [1.0] * 3, R: [0.99, 0.95, 0.9]}, ["a", "b", "c"]))
         cur_cases.append(case(f"n{i}", {T: [1.0] * 3, R: [0.85, 0.82, 0.8]}, ["d", "e", "f"]))
     diff = compare(results(*cur_cases), results(*base_cases))
-    (test,) = [t for t in diff.suite_tests if t.axis == "response"]
-    assert test.mean_delta < -0.1 and test.worse == 40  # the scores did drop...
-    assert test.p_value == 1.0 and not test.significant  # ...but no run fails more often
+    # the scores did drop, but no run fails more often: nothing on the axis can weigh
+    assert [t.axis for t in diff.suite_tests if t.axis == "response"] == []
     assert diff.verdict.passed
 
 

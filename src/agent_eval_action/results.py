@@ -173,6 +173,10 @@ class RunConfig(Record, kw_only=True):
     # --strip-thoughts: whether response_match_score read the model's thought parts as part
     # of the answer's text, as ADK does ("included"), or left them out ("stripped")
     response_thoughts: Literal["included", "stripped"] = "included"
+    # --confirm-runs: the re-runs a regression could get before it is blamed; compare reads it
+    # to tell a regression no re-run could confirm from one it kept unconfirmed (None: older
+    # Results, whose regressions without re-runs stand)
+    confirm_runs: int | None = None
 
 
 class Shard(Record, kw_only=True):

@@ -283,6 +283,7 @@ def run_arguments(
     if settings.judge_model:
         score += ["--judge-model", settings.judge_model]
     score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
+    score += ["--confirm-runs", str(settings.confirm_runs)]
     for axis, value in settings.min_delta:
         score += ["--min-delta", f"{axis}={value!r}" if axis else repr(value)]
     if baseline is not None and history:
@@ -317,10 +318,13 @@ def run_evals(
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         files = [copied]  # the traces the score stage reads: the suite's, then each round's
+        # each round's score stage judges only what the earlier ones did not: their verdicts
+        # wait in a cache only this process's user can read (the judge is never asked twice)
+        cache = ["--judge-cache", str(Path(private) / "judge-cache")]
 
         def scored(*, after_cancel: bool = False) -> int:
             traces_args = [arg for file in files for arg in ("--traces", str(file))]
-            argv = _module([*score, *traces_args])
+            argv = _module([*score, *cache, *traces_args])
             return children.call(argv, score_environment(settings), after_cancel=after_cancel)
 
         # after a cancellation too: the score stage turns what finished into partial Results

@@ -28,9 +28,21 @@ from collections.abc import Iterable, Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
+from .evidence import MainRuns, blame_level, main_runs, same_runs, unchanged_p
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
 
 EPSILON = 1e-9
+SUITE_ROUND = "the suite-level test"  # how a suite round's runs say what they confirm
+SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
+
+
+def suite_round_runs(case: CaseResult) -> list[int]:
+    """The indices of the case's runs that a suite round added."""
+    return [
+        i
+        for i, run in enumerate(case.runs)
+        if run.error is None and run.confirms is not None and run.confirms.startswith(SUITE_ROUND)
+    ]
 
 
 def original(case: CaseResult) -> CaseResult:
@@ -61,12 +73,44 @@ def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
     return metric.replace(runs=runs, invocations=turns, score=score, status=status)
 
 
-def settle(diff: CaseDiff, current: CaseResult, policy: Policy) -> None:
-    """Decide a regressed case from its confirmation re-runs, if it has any: each regressed
-    metric stands if every re-run showed it again, and is likely noise otherwise."""
-    confirming = [i for i, run in enumerate(current.runs) if run.confirms is not None]
+def settle(
+    diff: CaseDiff,
+    current: CaseResult,
+    policy: Policy,
+    main: MainRuns,
+    *,
+    family: int,
+    confirm_runs: int | None,
+) -> None:
+    """Decide a regressed case from its confirmation re-runs: a regressed metric stands if
+    every re-run showed it again and that is more than noise explains (`evidence`), and is
+    otherwise likely noise. A case that was not re-run keeps its regression, unless no
+    number of re-runs within `confirm_runs` could have blamed it (then it is noise: one
+    run proves nothing). `main`: the case's runs on main; `family`: the cases compared
+    (the suite's chance of one false blame is held, not each case's); `confirm_runs`: the
+    re-runs the gate allows (None: not recorded, as in older Results)."""
     regressed = [m for m in diff.metrics if _to_confirm(m)]
-    if not confirming or not regressed:
+    if not regressed:
+        return
+    extra = suite_round_runs(current)
+    confirming = [
+        i for i, run in enumerate(current.runs) if run.confirms is not None and i not in extra
+    ]
+    if not confirming:
+        blamed = _blamed_by_streak(regressed, current, main, family)
+        if (
+            confirm_runs
+            and not blamed
+            and not _can_blame(regressed, current, main, family, confirm_runs)
+        ):
+            for m in regressed:
+                _noise(
+                    diff,
+                    m,
+                    f"{confirm_runs} re-runs could not tell it from noise, as "
+                    f"{_noise_record(m, main)}",
+                )
+            diff.likely_noise = True
         return
     counts = {
         m.metric: sum(_shows_again(m, current.metrics.get(m.metric), i, policy) for i in confirming)
@@ -75,24 +119,85 @@ def settle(diff: CaseDiff, current: CaseResult, policy: Policy) -> None:
     runs = len(confirming)
     diff.confirmation = Confirmation(runs=runs, reproduced=max(counts.values()))
     for m in regressed:
-        if counts[m.metric] == runs:
+        why = evidence(m, current, main, family) if counts[m.metric] == runs else None
+        if why is not None:
             if m.pending is not None:  # one run looked like noise on main; the re-runs say not
                 m.change, m.pending = m.pending, None
                 m.reason = f"{_moved(m)}, though the case varies on main"
-            m.reason = f"{m.reason}; confirmed in {runs}/{runs} re-runs"
+            m.reason = f"{m.reason}; {why}"
             continue
-        m.pending = None
-        both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
-        m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
-        m.reason = (
-            f"not reproduced: {counts[m.metric]}/{runs} re-runs showed it again, likely "
-            f"noise (the first run: {m.reason})"
+        _noise(
+            diff,
+            m,
+            f"not reproduced: {counts[m.metric]}/{runs} re-runs showed it again, likely noise"
+            if counts[m.metric] < runs
+            else f"shown again in {runs}/{runs} re-runs, but {_noise_record(m, main)}: not "
+            "enough to tell from noise",
         )
-        # not m.noisy: this metric was picked for having dropped, so its one run would bias
-        # the suite test, which weighs noisy metrics drawn without looking at their change
-        diff.flaky = True
-    if max(counts.values()) < runs:
+    if any(m.change not in REGRESSIONS for m in regressed):
         diff.likely_noise = True
+
+
+def _noise(diff: CaseDiff, m: MetricDiff, why: str) -> None:
+    """A regression that noise explains: unchanged (or still failing), the case flaky."""
+    m.pending = None
+    both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
+    m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
+    first = m.reason.removeprefix("within noise: ")
+    m.reason = f"{why} (the first run: {first})" if first else why
+    # not m.noisy: this metric was picked for having dropped, so its one run would bias
+    # the suite test, which weighs noisy metrics drawn without looking at their change
+    diff.flaky = True
+
+
+def evidence(m: MetricDiff, current: CaseResult, main: MainRuns, family: int) -> str | None:
+    """Why a regression every re-run showed again is real, or None when noise could explain it:
+    - the case did the same thing in every run, on main and here, and here something new
+      ("confirmed in 3/3 re-runs");
+    - or it is a new failure that failed here more often than its record on main makes
+      likely, by a margin that holds across the suite (`unchanged_p` at `blame_level`)."""
+    extra = suite_round_runs(current)
+    runs = sum(run.confirms is not None for i, run in enumerate(current.runs) if i not in extra)
+    if changed_behaviour(current, main):
+        return f"confirmed in {runs}/{runs} re-runs"
+    tally = _tally(m, current, main)
+    if tally is None:
+        return None
+    p = unchanged_p(*tally)
+    if p > blame_level(family):
+        return None
+    main_failed, main_runs, failed, here = tally
+    return (
+        f"confirmed in {runs}/{runs} re-runs: failed {failed} of {here} runs here, "
+        f"{main_failed} of {main_runs} on main (p = {p:.2g})"
+    )
+
+
+def changed_behaviour(current: CaseResult, main: MainRuns) -> bool:
+    """Deterministic on both sides, and not the same: every finished run here did one thing,
+    every run on main did one thing, and they differ."""
+    here = same_runs(current)
+    return here is not None and main.deterministic and here not in main.behaviours
+
+
+def _tally(m: MetricDiff, current: CaseResult, main: MainRuns) -> tuple[int, int, int, int] | None:
+    """(failed on main, runs on main, failed here, runs here) of a new failure's metric; None
+    for a drop that crossed no threshold (only a deterministic change shows those)."""
+    if Change.NEW_FAILURE not in (m.change, m.pending):
+        return None
+    metric = current.metrics.get(m.metric)
+    if metric is None or metric.threshold is None:
+        return None
+    finished = [s for s, run in zip(metric.runs, current.runs, strict=False) if run.error is None]
+    scored = [s for s in finished if s is not None]
+    return (*main.failures(m.metric), sum(s < metric.threshold for s in scored), len(scored))
+
+
+def _noise_record(m: MetricDiff, main: MainRuns) -> str:
+    failed, runs = main.failures(m.metric)
+    if runs > 1:
+        return f"the case failed {failed} of {runs} runs on main and its runs vary"
+    return "its runs vary and main's history is too short to say how often it fails"
 
 
 def _to_confirm(m: MetricDiff) -> bool:
@@ -138,20 +243,93 @@ def to_confirm(
 ) -> list[tuple[CaseKey, str]]:
     """The cases to re-run once more, with what the re-run confirms: regressed cases not
     known to be deterministic on both sides (`known`: main's Results), whose re-runs so far
-    all showed it again, up to `runs`."""
+    all showed it again, up to `runs` — and only while re-runs could still blame them (a
+    case that varies on main needs a streak its record makes unlikely: `_can_blame`)."""
+    record = main_runs(known)
+    cases = {case.key: case for case in current.cases}
+    family = compared(diff)
     wanted = []
     for case in diff.cases:
         regressed = [m for m in case.metrics if _to_confirm(m)]
-        if not regressed:
-            continue
         key = CaseKey(case.eval_set_id, case.eval_id)
+        if not regressed or key not in cases:
+            continue
         done = case.confirmation
         if done is None and known_deterministic(key, known) and known_deterministic(key, [current]):
             continue
         if done is not None and (done.reproduced < done.runs or done.runs >= runs):
             continue
+        main = record.get(key, MainRuns())
+        if not _can_blame(regressed, cases[key], main, family, runs - (done.runs if done else 0)):
+            continue
         what = "; ".join(
             f"{m.axis} {m.metric}: {m.reason.split('; confirmed')[0]}" for m in regressed
         )
+        wanted.append((key, what))
+    return wanted
+
+
+def _can_blame(
+    regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int, left: int
+) -> bool:
+    """Whether `left` more re-runs, all showing the regression again, could blame it, and
+    nothing blames it yet: its runs may still all be one new behaviour (`changed_behaviour`,
+    re-run up to the end), or a new failure's streak may still become unlikely enough."""
+    if _blamed_by_streak(regressed, case, main, family):
+        return False
+    if changed_behaviour(case, main) or (same_runs(case) is not None and not main.behaviours):
+        return True
+    for m in regressed:
+        tally = _tally(m, case, main)
+        if tally is not None:
+            main_failed, main_runs, failed, here = tally
+            if unchanged_p(main_failed, main_runs, failed + left, here + left) <= blame_level(
+                family
+            ):
+                return True
+    return False
+
+
+def _blamed_by_streak(
+    regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int
+) -> bool:
+    tallies = [t for m in regressed if (t := _tally(m, case, main)) is not None]
+    return any(unchanged_p(*t) <= blame_level(family) for t in tallies)
+
+
+def compared(diff: Diff) -> int:
+    """The cases compared with a baseline self: the family a streak's evidence is held over."""
+    return sum(case.change not in (Change.ADDED, Change.REMOVED) for case in diff.cases)
+
+
+def suite_round(
+    diff: Diff, current: Results, known: Sequence[Results]
+) -> list[tuple[CaseKey, str]]:
+    """The cases to run once more for the suite-level test, or none: with one run per case a
+    broad drop shows only faintly, so when an axis's test falls below the policy's
+    `suite_round_below` without being significant, every compared case that main does not
+    know to be deterministic runs once more (all of them alike, whatever their change, so the
+    new runs are a fair sample) and the test is taken again with them (engine.py). Once."""
+    if any(suite_round_runs(case) for case in current.cases):
+        return []
+    policy = diff.policy
+    hints = [
+        f"{t.axis} p = {t.p_value:.3g}"
+        for t in diff.suite_tests
+        if not t.significant and t.mean_delta < 0 and t.p_value <= policy.suite_round_below
+    ]
+    if not hints or current.run_config.num_runs > 1:  # several runs: the test has its evidence
+        return []
+    record = main_runs(known)
+    what = f"{SUITE_ROUND}: {', '.join(hints)} with one run per case"
+    wanted = []
+    for case in diff.cases:
+        if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
+            continue
+        key = CaseKey(case.eval_set_id, case.eval_id)
+        was = case.renamed_from
+        main = record.get(CaseKey(was.eval_set_id, was.eval_id) if was else key, MainRuns())
+        if len(main.behaviours) >= 2 and main.deterministic:
+            continue
         wanted.append((key, what))
     return wanted

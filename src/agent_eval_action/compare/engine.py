@@ -24,6 +24,8 @@ from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
+from .evidence import MainRuns, main_runs, passes
+from .history import flaky_in_history
 from .matching import Matching, match_cases
 from .model import (
     REGRESSIONS,
@@ -36,6 +38,7 @@ from .model import (
     MetricDiff,
     Pattern,
     Policy,
+    Sensitivity,
     SuiteTest,
 )
 from .notes import comparability_notes, verdict_notes
@@ -45,6 +48,13 @@ DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
 CASE_ALPHA = 0.05  # false-discovery rate across the per-case tests
 CASE_MIN_RUNS = 5  # runs needed on each side before one noisy case is tested alone
 SUITE_ALPHA = 0.0075  # family-wise over the axes tested (max-T)
+# With one run per case and confirmation on, the suite test is taken in two steps: at
+# SUITE_FIRST_ALPHA on the one run; when it falls below SUITE_ROUND_BELOW without being
+# significant, the suite runs once more (confirm.py) and the test is taken again with those
+# runs at SUITE_ROUND_ALPHA. Together they stay within SUITE_ALPHA.
+SUITE_FIRST_ALPHA = 0.003
+SUITE_ROUND_BELOW = 0.15
+SUITE_ROUND_ALPHA = 0.003
 EPSILON = stats.EPSILON
 
 # When several metrics of a case changed differently, the case shows the most telling.
@@ -68,28 +78,41 @@ def compare(
     *,
     fail_on: Sequence[str] = ("regression",),
     min_delta: Mapping[Axis, float] | None = None,
+    history: Sequence[Results] = (),
     known_flaky: Iterable[CaseKey] = (),
     no_baseline_reason: str | None = None,
     accepted: bool = False,
 ) -> Diff:
+    """`history`: main's older baselines; with the baseline they are main's record of each
+    case (how noisy it is, how often it failed: compare/evidence.py). `known_flaky`: more
+    cases to treat as noisy on main."""
+    config = current.run_config
+    two_step = config.num_runs == 1 and bool(config.confirm_runs)  # a suite round may run
     policy = Policy(
         fail_on=list(fail_on),
         min_delta={**DEFAULT_MIN_DELTA, **(min_delta or {})},
         case_alpha=CASE_ALPHA,
         case_min_runs=CASE_MIN_RUNS,
-        suite_alpha=SUITE_ALPHA,
+        suite_alpha=SUITE_FIRST_ALPHA if two_step else SUITE_ALPHA,
+        suite_round_alpha=SUITE_ROUND_ALPHA if two_step else 0.0,
+        suite_round_below=SUITE_ROUND_BELOW if two_step else 0.0,
     )
     if baseline is None:
         reason = no_baseline_reason or "no baseline was given"
         notes = [f"No baseline: {reason}. Cases are judged by their thresholds alone."]
         cases = [_without_baseline(case) for case in current.cases]
         suite_tests: list[SuiteTest] = []
+        sensitivity: list[Sensitivity] = []
         matching = Matching(common=len(current.cases))
     else:
         matching = match_cases(baseline, current)
         notes = comparability_notes(baseline, current, matching)
-        cases = _compare_cases(baseline, current, policy, set(known_flaky), matching)
-        suite_tests = _suite_tests(cases, policy)
+        known = [*history, baseline]
+        main = main_runs(known)
+        flaky = set(known_flaky) | flaky_in_history(known)
+        extra: dict[int, list[dict[str, bool]]] = {}  # id(case diff) -> its suite re-runs
+        cases = _compare_cases(baseline, current, policy, flaky, matching, main, extra)
+        suite_tests, sensitivity = _suite_tests(cases, policy, main, extra)
     comparable = baseline is None or not baseline.cases or not current.cases or matching.comparable
     verdict = decide(
         current,
@@ -109,6 +132,7 @@ def compare(
         verdict=verdict,
         notes=notes,
         suite_tests=suite_tests,
+        sensitivity=sensitivity,
         cases=cases,
         not_run=[_case_ref(case) for case in matching.not_run],
         comparable=comparable,
@@ -192,6 +216,8 @@ def _compare_cases(
     policy: Policy,
     known_flaky: set[CaseKey],
     matching: Matching,
+    main: Mapping[CaseKey, MainRuns],
+    extra: dict[int, list[dict[str, bool]]],
 ) -> list[CaseDiff]:
     """Every current case against its baseline self (same key, or renamed: matching.py),
     then the removed ones; cases the selection left out are not among them (Diff.not_run)."""
@@ -223,8 +249,13 @@ def _compare_cases(
         ]
         diffs.append(diff)
     _decide_tested_cases(diffs, policy)
+    family = len(pairs)
+    confirm_runs = current.run_config.confirm_runs
     for diff, _, cur in pairs:
-        confirm.settle(diff, cur, policy)
+        extra[id(diff)] = passes(cur, confirm.suite_round_runs(cur))
+    for diff, base, cur in pairs:
+        record = main.get(base.key) or MainRuns()
+        confirm.settle(diff, cur, policy, record, family=family, confirm_runs=confirm_runs)
     for diff, base, cur in pairs:
         regressed = next((m for m in diff.metrics if m.change in REGRESSIONS), None)
         if regressed is not None:
@@ -447,6 +478,47 @@ def _summarise(diff: CaseDiff) -> None:
         diff.pattern = Pattern.FUMBLED_SUMMARY
 
 
+def _known_deterministic(case: CaseDiff, record: MainRuns) -> bool:
+    """Two or more runs on each side, and on each side all alike (main's older runs too)."""
+    return (
+        record.deterministic
+        and not any(m.noisy for m in case.metrics)
+        and all(min(len(m.baseline_runs), len(m.current_runs)) >= 2 for m in case.metrics)
+    )
+
+
+def _base_key(case: CaseDiff) -> CaseKey:
+    """The key the case had on main (its old one, if it was renamed)."""
+    renamed = case.renamed_from
+    if renamed is not None:
+        return CaseKey(renamed.eval_set_id, renamed.eval_id)
+    return CaseKey(case.eval_set_id, case.eval_id)
+
+
+def _side_passes(
+    noisy: Mapping[Axis, list[MetricDiff]], axes: tuple[Axis, ...], side: str
+) -> list[tuple[float, ...]]:
+    """Per run of one side of the diff, its pass share per axis."""
+    columns = {axis: _axis_passes(noisy[axis], side) for axis in axes if noisy[axis]}
+    runs = min(len(column) for column in columns.values())
+    padded = [columns.get(axis, [0.0] * runs)[:runs] for axis in axes]
+    return list(zip(*padded, strict=True))
+
+
+def _pass_rows(
+    runs: list[dict[str, bool]], names: Mapping[Axis, list[str]]
+) -> list[tuple[float, ...]]:
+    """Per run that scored every metric tested, its pass share per axis."""
+    return [
+        tuple(
+            sum(passed[n] for n in tested) / len(tested) if tested else 0.0
+            for tested in names.values()
+        )
+        for passed in runs
+        if all(name in passed for tested in names.values() for name in tested)
+    ]
+
+
 def _axis_passes(metrics: list[MetricDiff], side: str) -> list[float]:
     """Per run on one side, the share of the given metrics that the run passed (its score
     reached the metric's threshold, as a case passes; a score that could not be computed
@@ -461,42 +533,77 @@ def _axis_passes(metrics: list[MetricDiff], side: str) -> list[float]:
     return [sum(run) / len(run) for run in zip(*columns, strict=False)]
 
 
-def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
-    """Per axis, a stratified shuffle test over the noisy cases: did their runs pass less
-    often together? Each run counts by the share of the axis's metrics it passed (per-run
+def _suite_tests(
+    cases: list[CaseDiff],
+    policy: Policy,
+    main: Mapping[CaseKey, MainRuns],
+    extra: Mapping[int, list[dict[str, bool]]],
+) -> tuple[list[SuiteTest], list[Sensitivity]]:
+    """Per axis, a stratified shuffle test over the cases: did their runs pass less often
+    together? Each run counts by the share of the axis's metrics it passed (per-run
     pass/fail: the wording of a right or a wrong answer moves its score, not its verdict);
-    the report's mean change is that of the scores."""
+    the runs on main are all main's record has (the baseline's and older baselines'), the
+    runs here this run's own (never its confirmation re-runs, which were picked for having
+    regressed). A case known to be deterministic (two or more runs on each side, alike on
+    each) is left to its own verdict; a case whose runs all agree weighs nothing (an axis on
+    which none varies is not reported). When the suite
+    was run once more for this test (`extra`: a suite round, confirm.py), the test is taken
+    again with those runs too, at its own alpha. The report's mean change is that of the
+    scores."""
     axes: tuple[Axis, ...] = ("trajectory", "response")
     strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
+    second: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
+    rates: dict[Axis, list[tuple[float, int, int]]] = {axis: [] for axis in axes}
     for case in cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
             continue
-        noisy = {
-            axis: [m for m in case.metrics if m.axis == axis and m.noisy and m.delta is not None]
+        family = {
+            axis: [m for m in case.metrics if m.axis == axis and m.delta is not None]
             for axis in axes
         }
-        if not any(noisy.values()):
+        if not any(family.values()):
             continue
-        sides = []
-        for side in ("baseline", "current"):
-            columns = {axis: _axis_passes(noisy[axis], side) for axis in axes if noisy[axis]}
-            runs = min(len(column) for column in columns.values())
-            padded = [columns.get(axis, [0.0] * runs)[:runs] for axis in axes]
-            sides.append(list(zip(*padded, strict=True)))
-        strata.append((sides[0], sides[1]))
-        for axis in axes:
-            if noisy[axis]:
-                deltas[axis].append(sum(m.delta for m in noisy[axis]) / len(noisy[axis]))  # type: ignore[misc]
+        record = main.get(_base_key(case)) or MainRuns()
+        if _known_deterministic(case, record):  # judged on its own, like any certain change
+            continue
+        names = {axis: [m.metric for m in family[axis]] for axis in axes}
+        on_main = _pass_rows(record.passed, names) or _side_passes(family, axes, "baseline")
+        here = _side_passes(family, axes, "current")
+        more = here + _pass_rows(extra.get(id(case), []), names)
+        for i, axis in enumerate(axes):
+            if family[axis] and on_main and here:
+                rate = sum(row[i] for row in on_main) / len(on_main)
+                rates[axis].append((rate, len(on_main), len(here)))
+        strata.append((on_main, here))
+        second.append((on_main, more))
+        for i, axis in enumerate(axes):
+            if family[axis] and len({row[i] for row in on_main + more}) > 1:  # it can weigh
+                deltas[axis].append(sum(m.delta for m in family[axis]) / len(family[axis]))  # type: ignore[misc]
+    sensitivity = [
+        Sensitivity(
+            axis=axis,
+            cases=len(rates[axis]),
+            drop=stats.DETECT_DROP,
+            power=stats.drop_power(rates[axis], stats.DETECT_DROP, policy.suite_alpha),
+            smallest=stats.smallest_drop(rates[axis], policy.suite_alpha),
+        )
+        for axis in axes
+        if rates[axis]
+    ]
     tested = [axis for axis in axes if deltas[axis]]
     if not tested:
-        return []
+        return [], sensitivity
     p_values = stats.stratified_shift_p(strata, axes)
+    again = stats.stratified_shift_p(second, axes) if any(extra.values()) else None
     tests = []
     for axis in tested:
         values = deltas[axis]
         signs = Counter((v > EPSILON) - (v < -EPSILON) for v in values)
         mean = sum(values) / len(values)
+        p, alpha = p_values[axis], policy.suite_alpha
+        if again is not None and p > alpha:  # decided by the test with the suite round
+            p, alpha = again[axis], policy.suite_round_alpha
         tests.append(
             SuiteTest(
                 axis=axis,
@@ -504,9 +611,10 @@ def _suite_tests(cases: list[CaseDiff], policy: Policy) -> list[SuiteTest]:
                 mean_delta=mean,
                 worse=signs[-1],
                 better=signs[1],
-                p_value=p_values[axis],
-                alpha=policy.suite_alpha,
-                significant=p_values[axis] <= policy.suite_alpha and mean < 0,
+                p_value=p,
+                alpha=alpha,
+                significant=p <= alpha and mean < 0,
+                first_p_value=None if again is None else p_values[axis],
             )
         )
-    return tests
+    return tests, sensitivity

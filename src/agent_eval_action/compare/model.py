@@ -124,13 +124,26 @@ class SuiteTest(Record, kw_only=True):
     """The paired test over noisy cases: did they get worse together?"""
 
     axis: Axis
-    cases: int  # noisy (case, metric) pairs that entered the test
+    cases: int  # cases whose runs on this axis varied, on main or here: those that weigh
     mean_delta: float
     worse: int
     better: int
     p_value: float
     alpha: float
     significant: bool
+    # the test on one run per case, when a suite round ran the suite again and p_value and
+    # alpha are those of the test with its runs too (docs/statistics.md)
+    first_p_value: float | None = None
+
+
+class Sensitivity(Record, kw_only=True):
+    """What the suite-level test on one axis can detect in this suite (an estimate)."""
+
+    axis: Axis
+    cases: int  # cases not known to be deterministic: those a broad drop is tested over
+    drop: float  # the drop in every such case's pass rate ...
+    power: float  # ... caught this often
+    smallest: float | None  # the smallest such drop caught 80% of the time; None: none is
 
 
 class Policy(Record, kw_only=True):
@@ -139,6 +152,9 @@ class Policy(Record, kw_only=True):
     case_alpha: float
     case_min_runs: int
     suite_alpha: float
+    # the suite round (compare/confirm.py): when it runs, and the alpha of the test after it
+    suite_round_below: float = 0.0
+    suite_round_alpha: float = 0.0
 
 
 class Verdict(Record, kw_only=True):
@@ -210,6 +226,8 @@ class Diff(Record, kw_only=True):
     verdict: Verdict
     notes: list[str] = msgspec.field(default_factory=list)  # comparability, said once for the suite
     suite_tests: list[SuiteTest] = msgspec.field(default_factory=list)
+    # per axis, what the suite-level test could detect here (docs/statistics.md)
+    sensitivity: list[Sensitivity] = msgspec.field(default_factory=list)
     cases: list[CaseDiff]
     # baseline cases the current selection left out (`FILE:id`, narrower eval paths): not
     # run, never counted as removed (docs/statistics.md, "Removed, renamed and not run")

@@ -38,6 +38,11 @@ EPSILON = 1e-9
 DRAWS = 10_000
 EXACT_SPLITS = 20_000  # permutations of runs enumerated up to this many
 NORMAL_LIMIT_CASES = 30  # informative cases from which the normal limit is used
+# ... unless a side of some case has a single run: each such case's share is then lopsided
+# (a run that fails where main's six passed moves it far; one that passes, a little), and the
+# sum's tail is heavier than the normal one until the cases are many (checked in
+# tests/test_suite_stats.py)
+SKEWED_LIMIT_CASES = 1000
 # Gauss-Legendre nodes for the joint tail of two standard normals (exact to ~1e-15 here).
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(32)
 
@@ -74,7 +79,8 @@ def stratified_shift_p(cases: Sequence[Case], axes: Sequence[str]) -> dict[str, 
         informative.extend((n_base, runs) for runs in pooled[moments[2]])
     if not informative:
         return dict.fromkeys(axes, 1.0)
-    if len(informative) >= NORMAL_LIMIT_CASES:
+    lopsided = any(min(n_base, len(runs) - n_base) == 1 for n_base, runs in informative)
+    if len(informative) >= (SKEWED_LIMIT_CASES if lopsided else NORMAL_LIMIT_CASES):
         p_values = max_t_p(drop, covariance)
     else:
         p_values = _shuffle_p(informative, drop, covariance)
@@ -146,7 +152,8 @@ def _joint_upper_tail(z: np.ndarray, rho: np.ndarray) -> np.ndarray:
 def _shuffle_p(
     informative: list[tuple[int, np.ndarray]], drop: np.ndarray, covariance: np.ndarray
 ) -> np.ndarray:
-    """max-T p-values from draws: the runs of each case shuffled between the sides."""
+    """max-T p-values from draws: the runs of each case shuffled between the sides (cases of
+    one shape drawn together; a single current run is a uniform pick of one of the runs)."""
     scale = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
     moved = scale > EPSILON
     if not np.any(moved):
@@ -154,15 +161,80 @@ def _shuffle_p(
     values = [float(n) for n, runs in informative for n in (n, *runs.ravel())]
     rng = np.random.default_rng(_seed(values))
     totals = np.zeros((DRAWS, len(scale)))
+    shapes: dict[tuple[int, int], list[np.ndarray]] = {}
     for n_base, runs in informative:
-        order = rng.random((DRAWS, len(runs))).argsort(axis=1)
-        current = runs[order[:, n_base:]]  # draws x current runs x axes
-        totals += (len(runs) - n_base) * runs.mean(axis=0) - current.sum(axis=1)
+        shapes.setdefault((n_base, len(runs)), []).append(runs)
+    for (n_base, n_runs), members in shapes.items():
+        group = np.stack(members)  # cases x runs x axes
+        expected = (n_runs - n_base) * group.mean(axis=1).sum(axis=0)
+        for start in range(0, DRAWS, _CHUNK):
+            draws = min(_CHUNK, DRAWS - start)
+            totals[start : start + draws] += expected - _current_sums(rng, group, n_base, draws)
     largest = (totals[:, moved] / scale[moved]).max(axis=1)
     observed = drop[moved] / scale[moved]
     p_values = np.ones(len(scale))
     p_values[moved] = (1 + np.sum(largest[:, None] >= observed - EPSILON, axis=0)) / (1 + DRAWS)
     return p_values
+
+
+_CHUNK = 1000
+
+
+def _current_sums(
+    rng: np.random.Generator, group: np.ndarray, n_base: int, draws: int
+) -> np.ndarray:
+    """Per draw, the current runs' totals summed over the cases of one shape (draws x axes)."""
+    cases, n_runs, _ = group.shape
+    if n_runs - n_base == 1:
+        picks = rng.integers(0, n_runs, size=(draws, cases))
+        return group[np.arange(cases), picks].sum(axis=1)
+    order = rng.random((draws, cases, n_runs)).argsort(axis=2)[:, :, n_base:]
+    return np.take_along_axis(group[None], order[..., None], axis=2).sum(axis=(1, 2))
+
+
+DETECT_DROP = 0.2  # the broad drop a report says the suite can detect
+DETECT_POWER = 0.8  # ... and the smallest drop caught this often
+
+
+def drop_power(cases: Sequence[tuple[float, int, int]], drop: float, alpha: float) -> float:
+    """About how often the stratified test at `alpha` fails the gate when every case loses
+    `drop` of its pass rate (at most all of it). Each case is (pass rate, runs on main, runs
+    here); the normal limit of the test's statistic, with its variance where the rates are
+    after the drop."""
+    expected = variance = 0.0
+    for rate, n_main, n_here in cases:
+        total = n_main + n_here
+        if total < 2:
+            continue
+        lost = min(drop, rate)
+        expected += n_main * n_here * lost / total
+        pooled = rate - lost * n_here / total
+        variance += pooled * (1 - pooled) * n_main * n_here / (total - 1)
+    if variance <= EPSILON:
+        return 0.0
+    critical = _normal_quantile(1 - alpha)
+    return float(1 - _upper_tail(np.array(expected / math.sqrt(variance) - critical)))
+
+
+def smallest_drop(cases: Sequence[tuple[float, int, int]], alpha: float) -> float | None:
+    """The smallest drop (in steps of 0.01) the test catches DETECT_POWER of the time, or
+    None when not even losing every pass would be caught that often."""
+    for step in range(1, 101):
+        if drop_power(cases, step / 100, alpha) >= DETECT_POWER:
+            return step / 100
+    return None
+
+
+def _normal_quantile(level: float) -> float:
+    """The standard normal quantile, by bisection on the tail."""
+    low, high = -10.0, 10.0
+    for _ in range(80):
+        middle = (low + high) / 2
+        if 1 - float(_upper_tail(np.array(middle))) < level:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
 
 
 def runs_worse_p(baseline: Sequence[float], current: Sequence[float]) -> float:

@@ -1,6 +1,7 @@
 """Confirmation rounds: re-run the regressed cases, one more run each per round, until
-each is confirmed (every re-run showed the regression again: `confirm_runs` of them) or
-not reproduced (a re-run did not show it); compare/confirm.py decides from the runs.
+each is confirmed or not reproduced (a re-run did not show it), or no further re-run could
+blame it; compare/confirm.py decides from the runs. Then, with one run per case, perhaps a
+suite round: the suite once more, when the suite-level test hints at a broad drop.
 
 Each round is an agent stage over the regressed cases alone (runs numbered after the
 suite's own, each saying what it confirms), judged and scored like the others. The whole
@@ -15,12 +16,16 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..compare.confirm import to_confirm
+from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm
 from ..compare.model import Diff
 from ..core import CaseKey
 from ..results import Results
 from .plan import Plan, request, restrict
 
+SUITE_LIMIT = (
+    "the suite-level test was not taken again with more runs: they would be {needed} "
+    "case-runs, over the limit of {limit} extra case-runs (raise confirm-limit)"
+)
 LIMIT_REACHED = (
     "confirmation re-runs stopped at the limit of {limit} extra case-runs: {left} regressed "
     "case(s) kept their verdict unconfirmed (raise confirm-limit, or set confirm-runs 0)"
@@ -42,10 +47,11 @@ def rounds(
     limit: int,
     confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
 ) -> tuple[Diff, list[str]]:
-    """Run confirmation rounds until nothing is left to confirm; (the last diff, warnings).
+    """Run confirmation rounds until nothing is left to confirm, then the suite round if the
+    suite-level test asks for one (compare/confirm.suite_round); (the last diff, warnings).
     `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
     everything again and returns the new diff and Results, or None when it was cancelled."""
-    used, warnings = 0, []
+    used, warnings, done = 0, [], 0
     for round_number in range(1, runs + 1):
         wanted = to_confirm(diff, current, known, runs)
         if used + len(wanted) > limit:
@@ -61,6 +67,22 @@ def rounds(
         )
         new = confirm(wanted, round_number)
         if new is None:
-            break
+            return diff, warnings
         diff, current = new
+        done = round_number
+    wanted = suite_round(diff, current, known)
+    needed = len(wanted) * SUITE_ROUND_RUNS
+    if wanted and used + needed > limit:
+        warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
+    elif wanted:
+        print(
+            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more times for the suite-level "
+            f"test ({wanted[0][1].split(': ', 1)[1]})",
+            file=sys.stderr,
+        )
+        for extra in range(1, SUITE_ROUND_RUNS + 1):
+            new = confirm(wanted, done + extra)
+            if new is None:
+                break
+            diff, current = new
     return diff, warnings

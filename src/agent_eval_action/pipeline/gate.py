@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..compare import compare, flaky_in_history, load_baseline
+from ..compare import compare, load_baseline
 from ..compare.policy import parse_fail_on
 from ..core import Axis
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
@@ -99,7 +99,7 @@ def gate(
         baseline.results,
         fail_on=options.fail_on,
         min_delta=options.deltas(),
-        known_flaky=flaky_in_history(baseline.known),
+        history=baseline.history,
         no_baseline_reason=baseline.reason,
         accepted=accepted,
     )

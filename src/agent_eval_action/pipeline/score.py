@@ -419,6 +419,7 @@ def score(
         gate=gate,
         budgets=dict(options.budgets),
         response_thoughts="stripped" if plan.strip_thoughts else "included",
+        confirm_runs=options.confirm_runs,
     )
     results = build_results(
         plan,

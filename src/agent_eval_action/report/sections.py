@@ -64,6 +64,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("efficiency", "body", efficiency.efficiency, "efficiency.md.j2", (OTHERS,)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
     Section("legend", "body", view.legend, "legend.md.j2"),
+    Section("detects", "body", view.detects, "detects.md.j2"),
     Section("scoring", "body", efficiency.scoring, "scoring.md.j2"),
     Section("usage", "body", view.usage, "usage.md.j2"),
 )

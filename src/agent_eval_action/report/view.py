@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 from ..compare.model import REGRESSIONS as REGRESSED
-from ..compare.model import CaseDiff, Change, MetricDiff, Pattern, SuiteTest, TurnDiff
+from ..compare.model import (
+    CaseDiff,
+    Change,
+    MetricDiff,
+    Pattern,
+    Sensitivity,
+    SuiteTest,
+    TurnDiff,
+)
 from ..core import AXES, Axis, CaseKey
 from ..results import Results, Source, Status
 from . import escape
@@ -468,6 +476,32 @@ def legend(report: Report, detail: Detail) -> Legend:
         "confirmed": any(confirmed(c) for cases in report.regressed.values() for c in cases),
     }
     return Legend(tuple((term, LEGEND[term]) for term, shown in used.items() if shown))
+
+
+@dataclass(frozen=True)
+class Detects:
+    """What the suite-level test could detect in this suite, per axis (one line)."""
+
+    axes: tuple[Sensitivity, ...]
+
+    @property
+    def cases(self) -> int:
+        return max((s.cases for s in self.axes), default=0)
+
+    @property
+    def weak(self) -> tuple[Sensitivity, ...]:
+        """The axes on which the broad drop is caught less than 4 times in 5, but some is."""
+        return tuple(s for s in self.axes if s.power < 0.8 and s.smallest is not None)
+
+    @property
+    def blind(self) -> bool:
+        """Too few cases: not even a total loss would be caught 4 times in 5 on any axis."""
+        return all(s.smallest is None for s in self.axes)
+
+
+def detects(report: Report, detail: Detail) -> Detects:
+    """Nothing in the minimal report, which lists no case."""
+    return Detects(() if detail.minimal else tuple(report.diff.sensitivity))
 
 
 @dataclass(frozen=True)

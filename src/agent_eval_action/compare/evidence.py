@@ -1,0 +1,110 @@
+"""What main's runs of a case say (the baseline's and older baselines'), and how unlikely a
+streak of failures here would be for an unchanged case (docs/statistics.md).
+
+The gate weighs a regression seen in this run against the case's own record on main: a
+case that never failed there and now fails run after run has changed; a case that fails
+there one run in three can fail three times in a row here by chance, and with many such
+cases in a suite, some will.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from math import comb
+
+import numpy as np
+
+from ..core import CaseKey
+from ..results import CaseResult, MetricResult, Results
+
+# Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
+# compared); the suite-level test holds its own 0.75%, so together they stay within 1%.
+BLAME_ALPHA = 0.0025
+_GRID = np.linspace(0.0, 1.0, 2001)
+
+
+@dataclass
+class MainRuns:
+    """The finished runs of one case on main: what each did, and which metrics it passed."""
+
+    behaviours: list[str] = field(default_factory=list)
+    passed: list[dict[str, bool]] = field(default_factory=list)  # metric -> reached threshold
+
+    def failures(self, metric: str) -> tuple[int, int]:
+        """(runs that failed the metric, runs that scored it)."""
+        scored = [run[metric] for run in self.passed if metric in run]
+        return scored.count(False), len(scored)
+
+    def varies(self, metric: str) -> bool:
+        """Whether main's runs did different things, or passed the metric in some runs and
+        failed it in others."""
+        return (
+            len(set(self.behaviours)) > 1
+            or len({run[metric] for run in self.passed if metric in run}) > 1
+        )
+
+    @property
+    def deterministic(self) -> bool:
+        """At least one run, and every run did the same thing."""
+        return bool(self.behaviours) and len(set(self.behaviours)) == 1
+
+
+def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
+    """Every case's finished runs on main (re-runs that confirmed something left out: they
+    were picked for having regressed)."""
+    record: dict[CaseKey, MainRuns] = {}
+    for results in known:
+        for case in results.cases:
+            add_runs(record.setdefault(case.key, MainRuns()), case)
+    return record
+
+
+def add_runs(main: MainRuns, case: CaseResult) -> None:
+    kept = [i for i, run in enumerate(case.runs) if run.error is None and run.confirms is None]
+    main.behaviours.extend(case.runs[i].behaviour() for i in kept)
+    main.passed.extend(passes(case, kept))
+
+
+def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
+    """Per run (by index), which metrics reached their threshold (unscored ones left out)."""
+    return [
+        {name: passed for name, m in case.metrics.items() if (passed := _passed(m, i)) is not None}
+        for i in runs
+    ]
+
+
+def _passed(metric: MetricResult, run: int) -> bool | None:
+    score = metric.runs[run] if run < len(metric.runs) else None
+    if score is None or metric.threshold is None:
+        return None
+    return score >= metric.threshold
+
+
+@cache
+def unchanged_p(main_failed: int, main_runs: int, failed: int, runs: int) -> float:
+    """How likely, at most, an unchanged case fails at most `main_failed` of its `main_runs`
+    on main and at least `failed` of its `runs` here: the largest, over every failure rate q
+    the case may have, of P(Binomial(main_runs, q) <= main_failed) * P(Binomial(runs, q) >=
+    failed)."""
+    q = _GRID
+    on_main = sum(_binomial(main_runs, k, q) for k in range(main_failed + 1))
+    here = sum(_binomial(runs, k, q) for k in range(failed, runs + 1))
+    return float(np.max(on_main * here))
+
+
+def _binomial(n: int, k: int, q: np.ndarray) -> np.ndarray:
+    return comb(n, k) * q**k * (1 - q) ** (n - k)
+
+
+def blame_level(family: int) -> float:
+    """The p-value one case's streak must reach in a suite of `family` compared cases."""
+    return BLAME_ALPHA / max(family, 1)
+
+
+def same_runs(case: CaseResult) -> str | None:
+    """The one behaviour of all the case's finished runs here (re-runs included), or None
+    when they differ or none finished."""
+    seen = {run.behaviour() for run in case.runs if run.error is None}
+    return next(iter(seen)) if len(seen) == 1 else None
