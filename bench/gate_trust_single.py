@@ -56,6 +56,7 @@ class Shape:
 
 SHAPES = [Shape(20, 6, 0.6, 0.95), Shape(100, 60, 0.6, 0.95), Shape(200, 60, 0.5, 0.95)]
 SCENARIOS = ["a", "b", "c", "d"]
+TARGETS = {"a": "<= 1% (upper)", "b": "100%", "c": ">= 90% (lower)", "d": "<= 1% (upper)"}
 
 
 def _run(rng: np.random.Generator, number: int, passes: bool, confirms: str | None = None):

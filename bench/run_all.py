@@ -19,6 +19,8 @@ Rows (see bench/README.md):
   (bench_compare.py --versus-json, --eval-file);
 - gate trust: how often the gate fails, per simulated suite shape and scenario, with 95%
   Wilson intervals (gate_trust.py; 50,000 trials each; `--quick`: fewer engine checks);
+- gate trust at one run per case, with confirmation re-runs and main's history or none
+  (gate_trust_single.py through the real engine; `--single-trials`, default 300 per cell);
 - CLI start: `agent-eval-action --help`, best of several processes;
 - installed size: the image's Python packages in a virtualenv installed as the Dockerfile
   installs them, with and without google-adk (`--sizes`, bench_image_size.py).
@@ -318,6 +320,36 @@ def gate_trust(quick: bool) -> list[list[str]]:
     return rows
 
 
+def gate_trust_single(trials: int) -> list[list[str]]:
+    """gate_trust_single.py's table: one run per case with confirmation, with main's history
+    and without (every trial through the real engine, so fewer trials)."""
+    import gate_trust_single as single
+
+    rows = [
+        [
+            f"gate trust at one run per case (gate_trust_single.py): {trials:,} trials per cell",
+            "gate failed [95% CI]; extra case-runs (share of the suite)",
+            "",
+            "",
+        ]
+    ]
+    shape = None
+    for row in single.measure(trials):
+        if row["shape"] != shape:
+            shape = row["shape"]
+            rows.append([f"  {shape}", "", "", ""])
+        rows.append(
+            [
+                f"    ({row['scenario']}) history: {row['history']}",
+                f"{100 * row['failed']:.2f}% [{100 * row['low']:.2f}, {100 * row['high']:.2f}]; "
+                f"{100 * row['extra']:.1f}%",
+                single.TARGETS[row["scenario"]],
+                met(row["met"]),
+            ]
+        )
+    return rows
+
+
 def cli_start(repeat: int = 7) -> list[list[str]]:
     script = shutil.which("agent-eval-action")
     argv = [script] if script else [sys.executable, "-m", "agent_eval_action"]
@@ -353,6 +385,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=48, help="inference: cases, one turn each")
     parser.add_argument("--latency", type=float, default=1.0, help="inference: s per model call")
     parser.add_argument("--compare-cases", type=int, default=10_000)
+    parser.add_argument(
+        "--single-trials", type=int, default=300, help="gate trust at one run: trials per cell"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     rows: list[list[str]] = []
@@ -363,6 +398,7 @@ def main() -> None:
         ("compare", lambda: compare(args.compare_cases)),
         ("records", lambda: records(args.compare_cases, args.quick)),
         ("gate trust", lambda: gate_trust(args.quick)),
+        ("gate trust, one run", lambda: gate_trust_single(args.single_trials)),
         ("CLI start", cli_start),
         ("sizes", lambda: sizes(args.sizes)),
     ]
