@@ -65,7 +65,7 @@ def _run(fake: FakeGemini, config: Path, runs: int, out: Path, baseline: Path | 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(argv)
     seconds = time.perf_counter() - started
-    results = Results.model_validate_json(out.read_text())
+    results = Results.from_json(out.read_bytes())
     turns = sum(len(run.turns()) for case in results.cases for run in case.runs)
     return {
         "requests": fake.calls(),
