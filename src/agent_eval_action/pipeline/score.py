@@ -21,14 +21,18 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..core import CaseKey
+from ..evalset.models import Content as EvalContent
 from ..evalset.models import EvalCase, Invocation
 from ..metrics import Criterion, Metric, RunScore
 from ..results import (
     Actual,
     CaseResult,
+    Content,
     EfficiencyResult,
     EvalSetEntry,
     Expected,
+    FunctionCall,
+    FunctionResponse,
     GatePolicy,
     InvocationRecord,
     MetricResult,
@@ -41,7 +45,9 @@ from ..results import (
     Status,
     Timing,
     Usage,
+    behaviour_fingerprint,
     case_score,
+    record_of,
     status_for,
 )
 from ..traces import CaseRuns, CaseRunTrace, CustomScore
@@ -241,30 +247,38 @@ def _case_status(result: CaseResult, errored: list[CaseRunTrace]) -> Status:
 
 
 def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
-    invocations = []
+    turns = []
     for index, want in enumerate(expected):
         turn = trace.turns[index] if index < len(trace.turns) else None
-        invocations.append(
+        turns.append(
             InvocationRecord(
-                user_content=want.user_content,
-                expected=Expected(final_response=want.final_response, tool_uses=want.tool_calls()),
+                user_content=record_of(want.user_content, Content),
+                expected=Expected(
+                    final_response=_content(want.final_response),
+                    tool_uses=[record_of(c, FunctionCall) for c in want.tool_calls()],
+                ),
                 actual=None
                 if turn is None
                 else Actual(
-                    final_response=turn.final_response,
-                    tool_uses=turn.tool_uses,
-                    tool_responses=turn.tool_responses,
+                    final_response=_content(turn.final_response),
+                    tool_uses=[record_of(c, FunctionCall) for c in turn.tool_uses],
+                    tool_responses=[record_of(r, FunctionResponse) for r in turn.tool_responses],
                 ),
                 duration_s=None if turn is None else turn.duration_s,
             )
         )
     return RunRecord(
         run=trace.run,
-        invocations=invocations,
+        invocations=turns,
         error=trace.error,
         duration_s=trace.duration_s,
         confirms=trace.confirms,
+        fingerprint=behaviour_fingerprint(turns),
     )
+
+
+def _content(content: EvalContent | None) -> Content | None:
+    return None if content is None else record_of(content, Content)
 
 
 def score_plan(
