@@ -5,13 +5,19 @@
     python bench/bench_compare.py --cases 2000 --profile
     python bench/bench_compare.py --files          # the CLI on the two Results as files
 
-Two Results (baseline and current) are built in memory with `model_construct` (as
-bench/gate_trust.py does: no validation, so building them is not what is timed), one
+Two Results (baseline and current) are built in memory as records (as
+bench/gate_trust.py does; building them is not what is timed), one
 case in 50 changed. Timed: `compare(current, baseline)`, then the markdown reports of
 the diff (the PR comment and the job summary of agent_eval_action.report.markdown) when
 they exist. Peak RSS is this process's high-water mark (VmHWM on Linux, else
 `resource.getrusage(RUSAGE_SELF).ru_maxrss`); run_all.py runs this file as a subprocess so
 the figure is of compare alone (imports, both Results, the diff, the reports).
+
+`--versus-json` is issue 16's measure: the whole `compare --format markdown` process on the
+two files against a bare `python -c "json.load(a); json.load(b)"` process on the same
+files, each the best of --repeat (5) runs back to back, wall time and peak RSS, absolute
+seconds and their ratio. `--eval-file N` times loading an eval file of N cases (the
+loader of `run`: pydantic input models, line-numbered errors) against a bare json.load.
 
 `--files` measures what users run instead: both Results are written to JSON files, then
 `agent-eval-action compare --baseline B --current C --format markdown --out /dev/null`
@@ -37,13 +43,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from agent_eval_action.evalset.models import Content, FunctionCall, Part
+
 from agent_eval_action.results import (
     Actual,
     CaseResult,
+    Content,
     Expected,
+    FunctionCall,
     InvocationRecord,
     MetricResult,
+    Part,
     Results,
     RunConfig,
     RunRecord,
@@ -51,6 +60,7 @@ from agent_eval_action.results import (
     Status,
     Timing,
     Usage,
+    behaviour_fingerprint,
 )
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -63,23 +73,23 @@ METRICS = (
 
 
 def _content(text: str, role: str) -> Content:
-    return Content.model_construct(role=role, parts=[Part.model_construct(text=text)])
+    return Content(role=role, parts=[Part(text=text)])
 
 
 def _run(run: int, index: int, ok: bool, turns: int) -> RunRecord:
     invocations = []
     for turn in range(turns):
-        call = FunctionCall.model_construct(
+        call = FunctionCall(
             name="lookup" if ok else "guess", args={"id": f"A-{index}", "turn": turn}
         )
         invocations.append(
-            InvocationRecord.model_construct(
+            InvocationRecord(
                 user_content=_content(f"question {index}.{turn}", "user"),
-                expected=Expected.model_construct(
+                expected=Expected(
                     final_response=_content(f"answer {index}.{turn}", "model"),
-                    tool_uses=[call.model_copy(update={"name": "lookup"})],
+                    tool_uses=[FunctionCall(name="lookup", args=call.args)],
                 ),
-                actual=Actual.model_construct(
+                actual=Actual(
                     final_response=_content(
                         f"answer {index}.{turn}" if ok else f"maybe {index}", "model"
                     ),
@@ -89,7 +99,13 @@ def _run(run: int, index: int, ok: bool, turns: int) -> RunRecord:
                 duration_s=0.5,
             )
         )
-    return RunRecord.model_construct(run=run, invocations=invocations, error=None, duration_s=1.0)
+    return RunRecord(
+        run=run,
+        invocations=invocations,
+        error=None,
+        duration_s=1.0,
+        fingerprint=behaviour_fingerprint(invocations),  # as the score stage records it
+    )
 
 
 def make_results(
@@ -112,7 +128,7 @@ def make_results(
                 for _ in range(runs)
             ]
             score = sum(per_run) / runs
-            metrics[name] = MetricResult.model_construct(
+            metrics[name] = MetricResult(
                 axis=axis,
                 score=score,
                 threshold=threshold,
@@ -124,7 +140,7 @@ def make_results(
             )
         failed = any(m.status == Status.FAILED for m in metrics.values())
         results.append(
-            CaseResult.model_construct(
+            CaseResult(
                 eval_set_id=f"set{index % 20}",
                 eval_id=f"case_{index:05d}",
                 file=f"evals/set{index % 20}.evalset.json",
@@ -138,7 +154,7 @@ def make_results(
                 duration_s=float(runs),
             )
         )
-    return Results.model_construct(
+    return Results(
         schema_="agent-eval-results/1",
         created_at=NOW,
         tool_version="bench",
@@ -271,6 +287,122 @@ def measure_files(cases: int, runs: int, seed: int, turns: int | None = 1) -> di
     }
 
 
+# A bare process reading the two files as JSON (the yardstick), reporting its peak RSS.
+_JSON = """
+import json, sys
+from pathlib import Path
+
+for name in sys.argv[1:]:
+    with open(name, encoding="utf-8") as f:
+        json.load(f)
+status = Path("/proc/self/status").read_text()
+print("VmHWM_kB", status.split("VmHWM:")[1].split()[0], file=sys.stderr)
+"""
+
+# Loads one eval file as `run` does (evalset/loader.py), reporting its peak RSS.
+_EVAL = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, sys.argv[1])
+from agent_eval_action.evalset.discovery import EvalTarget
+from agent_eval_action.evalset.loader import load_eval_file
+
+path = Path(sys.argv[2])
+loaded = load_eval_file(EvalTarget(path, path.parent), [])
+assert len(loaded.cases) == int(sys.argv[3])
+status = Path("/proc/self/status").read_text()
+print("VmHWM_kB", status.split("VmHWM:")[1].split()[0], file=sys.stderr)
+"""
+
+
+def best_process(argv: list[str], repeat: int) -> tuple[float, float]:
+    """The best wall time of `repeat` runs of a process, and its peak RSS in MB (VmHWM, which
+    the process prints on stderr); runs back to back."""
+    best = (float("inf"), 0.0)
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        if done.returncode not in (0, 1) or "VmHWM_kB" not in done.stderr:
+            raise SystemExit(f"{argv[:3]} exited {done.returncode}:\n{done.stderr[-2000:]}")
+        peak = int(done.stderr.split("VmHWM_kB")[1].split()[0]) / 1024
+        best = min(best, (wall, peak))
+    return best
+
+
+def versus_json(cases: int, runs: int, seed: int, turns: int | None, repeat: int) -> dict:
+    """`compare --format markdown` on two Results files against a bare json.load of both."""
+    rng = random.Random(seed)
+    changed = set(rng.sample(range(cases), cases // 50))
+    with tempfile.TemporaryDirectory() as tmp:
+        base, cur = Path(tmp, "baseline.json"), Path(tmp, "current.json")
+        make_results(cases, runs, set(), seed, turns).write(base)
+        make_results(cases, runs, changed, seed + 1, turns).write(cur)
+        sizes = [p.stat().st_size / 1024 / 1024 for p in (base, cur)]
+        argv = [
+            *(sys.executable, "-c", _CLI, str(SRC), "compare"),
+            *("--baseline", str(base), "--current", str(cur)),
+            *("--format", "markdown", "--out", os.devnull),
+        ]
+        json_s, json_mb = best_process([sys.executable, "-c", _JSON, str(base), str(cur)], repeat)
+        compare_s, compare_mb = best_process(argv, repeat)
+    return {
+        "cases": cases,
+        "runs": runs,
+        "turns": turns or "1-3",
+        "file_mb": sizes,
+        "json_s": json_s,
+        "json_mb": json_mb,
+        "compare_s": compare_s,
+        "compare_mb": compare_mb,
+        "ratio": compare_s / json_s,
+        "repeat": repeat,
+    }
+
+
+def write_eval_file(path: Path, cases: int) -> None:
+    """An eval set of `cases` one-turn cases, each expecting an answer and one tool call,
+    written compactly (300,000 of them stay under the 64 MiB cap on eval files)."""
+    eval_cases = [
+        {
+            "eval_id": f"c{i}",
+            "conversation": [
+                {
+                    "user_content": {"parts": [{"text": f"q {i}"}]},
+                    "final_response": {"parts": [{"text": f"a {i}"}]},
+                    "intermediate_data": {"tool_uses": [{"name": "f", "args": {"i": i}}]},
+                }
+            ],
+        }
+        for i in range(cases)
+    ]
+    data = {"eval_set_id": "bench", "eval_cases": eval_cases}
+    path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+
+
+def eval_file(cases: int, repeat: int) -> dict:
+    """Loading an eval file of `cases` cases as `run` does, against a bare json.load of it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "bench.evalset.json")
+        write_eval_file(path, cases)
+        size = path.stat().st_size / 1024 / 1024
+        json_s, json_mb = best_process([sys.executable, "-c", _JSON, str(path)], repeat)
+        load_s, load_mb = best_process(
+            [sys.executable, "-c", _EVAL, str(SRC), str(path), str(cases)], repeat
+        )
+    return {
+        "cases": cases,
+        "file_mb": size,
+        "json_s": json_s,
+        "json_mb": json_mb,
+        "load_s": load_s,
+        "load_mb": load_mb,
+        "ratio": load_s / json_s,
+        "repeat": repeat,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
@@ -284,7 +416,41 @@ def main() -> None:
     parser.add_argument(
         "--files", action="store_true", help="measure the CLI on the two Results written as files"
     )
+    parser.add_argument(
+        "--versus-json",
+        action="store_true",
+        help="the whole compare process against a bare json.load of the two files (issue 16)",
+    )
+    parser.add_argument(
+        "--eval-file", type=int, metavar="N", help="loading an eval file of N cases vs json.load"
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many processes")
     args = parser.parse_args()
+    if args.eval_file:
+        figures = eval_file(args.eval_file, args.repeat)
+        if args.json:
+            print(json.dumps(figures))
+            return
+        print(
+            f"eval file of {figures['cases']:,} cases ({figures['file_mb']:.0f} MB): loaded in "
+            f"{figures['load_s']:.2f} s, peak RSS {figures['load_mb']:.0f} MB; bare json.load "
+            f"{figures['json_s']:.2f} s, {figures['json_mb']:.0f} MB: {figures['ratio']:.1f}x "
+            f"(best of {figures['repeat']})"
+        )
+        return
+    if args.versus_json:
+        figures = versus_json(args.cases, args.runs, args.seed, args.turns or None, args.repeat)
+        if args.json:
+            print(json.dumps(figures))
+            return
+        print(
+            f"{figures['cases']:,} cases, {figures['runs']} run(s) of {figures['turns']} "
+            f"turn(s), files of {' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB: "
+            f"`compare --format markdown` {figures['compare_s']:.2f} s, peak RSS "
+            f"{figures['compare_mb']:.0f} MB; bare json.load of both {figures['json_s']:.2f} s, "
+            f"{figures['json_mb']:.0f} MB: {figures['ratio']:.2f}x (best of {figures['repeat']})"
+        )
+        return
     if args.files:
         figures = measure_files(args.cases, args.runs, args.seed, args.turns or None)
         if args.json:

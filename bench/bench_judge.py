@@ -65,8 +65,8 @@ def _run(fake: FakeGemini, config: Path, runs: int, out: Path, baseline: Path | 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         main(argv)
     seconds = time.perf_counter() - started
-    results = Results.model_validate_json(out.read_text())
-    turns = sum(len(run.invocations) for case in results.cases for run in case.runs)
+    results = Results.from_json(out.read_bytes())
+    turns = sum(len(run.turns()) for case in results.cases for run in case.runs)
     return {
         "requests": fake.calls(),
         "calls": results.usage.judge_calls,

@@ -66,19 +66,22 @@ from agent_eval_action.compare.engine import (
     SUITE_ALPHA,
 )
 from agent_eval_action.compare.model import REGRESSIONS
-from agent_eval_action.evalset.models import Content, FunctionCall, Part
 from agent_eval_action.results import (
     Actual,
     CaseResult,
+    Content,
     Expected,
+    FunctionCall,
     InvocationRecord,
     MetricResult,
+    Part,
     Results,
     RunConfig,
     RunRecord,
     Source,
     Status,
     Timing,
+    Usage,
 )
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -308,25 +311,25 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
 
 
 def _content(text: str, role: str) -> Content:
-    return Content.model_construct(role=role, parts=[Part.model_construct(text=text)])
+    return Content(role=role, parts=[Part(text=text)])
 
 
-_EXPECTED = Expected.model_construct(final_response=_content("done", "model"), tool_uses=[])
+_EXPECTED = Expected(final_response=_content("done", "model"), tool_uses=[])
 _RECORDS: dict[tuple[int, bool, str, str | None], RunRecord] = {}
 
 
 def _record(run: int, tool: bool, answer: str, confirms: str | None = None) -> RunRecord:
     key = (run, tool, answer, confirms)
     if key not in _RECORDS:
-        actual = Actual.model_construct(
+        actual = Actual(
             final_response=_content(answer, "model"),
-            tool_uses=[FunctionCall.model_construct(name="tool" if tool else "other", args={})],
+            tool_uses=[FunctionCall(name="tool" if tool else "other", args={})],
             tool_responses=[],
         )
-        invocation = InvocationRecord.model_construct(
+        invocation = InvocationRecord(
             user_content=_content("q", "user"), expected=_EXPECTED, actual=actual, duration_s=None
         )
-        _RECORDS[key] = RunRecord.model_construct(
+        _RECORDS[key] = RunRecord(
             run=run, invocations=[invocation], error=None, duration_s=0.0, confirms=confirms
         )
     return _RECORDS[key]
@@ -334,7 +337,7 @@ def _record(run: int, tool: bool, answer: str, confirms: str | None = None) -> R
 
 def _metric(axis: str, runs: list[float], threshold: float) -> MetricResult:
     score = sum(runs) / len(runs)
-    return MetricResult.model_construct(
+    return MetricResult(
         axis=axis,
         score=score,
         threshold=threshold,
@@ -352,7 +355,7 @@ def _case(index: int, trajectory: list[float], response: list[float], runs) -> C
         RESPONSE: _metric("response", response, 0.8),
     }
     failed = any(m.status == Status.FAILED for m in metrics.values())
-    return CaseResult.model_construct(
+    return CaseResult(
         eval_set_id="sim",
         eval_id=f"case{index}",
         file="sim.evalset.json",
@@ -363,7 +366,7 @@ def _case(index: int, trajectory: list[float], response: list[float], runs) -> C
         note=None,
         metrics=metrics,
         runs=runs,
-        usage=None,
+        usage=Usage(),
         duration_s=0.0,
     )
 
@@ -393,7 +396,7 @@ def results(shape: Shape, side: Side, trial: int) -> Results:
 
 def results_of(cases: list[CaseResult], num_runs: int, confirm_runs: int | None = None) -> Results:
     """Results holding these cases, as the engine reads them."""
-    return Results.model_construct(
+    return Results(
         schema_="agent-eval-results/1",
         created_at=NOW,
         tool_version="sim",
@@ -404,7 +407,7 @@ def results_of(cases: list[CaseResult], num_runs: int, confirm_runs: int | None 
         shard=None,
         eval_sets=[],
         cases=cases,
-        usage=None,
+        usage=Usage(),
         timing=Timing(started_at=NOW, finished_at=NOW, duration_s=0.0),
         warnings=[],
     )

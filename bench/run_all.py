@@ -13,6 +13,10 @@ Rows (see bench/README.md):
 - judge: judge calls on an unchanged re-run against its baseline (bench_judge.py);
 - compare: 10,000 cases x 3 metrics, time and peak RSS in a subprocess, the same for the
   CLI on the two Results as files, and the markdown reports' render time (bench_compare.py);
+- records (issue 16): the whole `compare --format markdown` process on two Results files
+  against a bare `json.load` process of the same files, best of 5, for 1 run x 1 turn and
+  3 runs x 1-3 turns, then 100,000 cases, and loading a 300,000-case eval file
+  (bench_compare.py --versus-json, --eval-file);
 - gate trust: how often the gate fails, per simulated suite shape and scenario, with 95%
   Wilson intervals (gate_trust.py; 50,000 trials each; `--quick`: fewer engine checks);
 - gate trust at one run per case, with confirmation re-runs and main's history or none
@@ -49,6 +53,14 @@ INFERENCE_TARGET = 1.2  # x the limit ceil(N/C)*L
 ADK_EVAL_TARGET = 3.0  # x faster than adk eval, end to end at C=16
 COMPARE_SECONDS = 2.0
 COMPARE_MB = 300.0
+# issue 16, whole processes, best of 5: compare on two files against a bare json.load of them
+RECORDS_RATIO = 2.0  # x the bare json.load process
+RECORDS_MB = 300.0
+LARGE_CASES = 100_000
+LARGE_RATIO = 12.0  # x the 10,000-case time
+LARGE_MB = 1024.0
+EVAL_FILE_CASES = 300_000
+EVAL_FILE_RATIO = 10.0  # x a bare json.load of it
 CLI_START_SECONDS = 0.3
 
 
@@ -221,6 +233,55 @@ def compare(cases: int) -> list[list[str]]:
     return rows
 
 
+def records(cases: int, quick: bool) -> list[list[str]]:
+    """Issue 16's targets: whole processes, best of 5 (2 with --quick), absolute seconds."""
+    repeat = "2" if quick else "5"
+    rows, small = [], None
+    for runs, turns in ((1, 1), (3, 0)):
+        f = _bench_compare(
+            "--versus-json", "--cases", str(cases), "--runs", str(runs), "--turns", str(turns),
+            "--repeat", repeat,
+        )  # fmt: skip
+        small = small or f
+        shape = "1 run of 1 turn" if runs == 1 else f"{runs} runs of 1-3 turns"
+        rows.append(
+            [
+                f"records: `compare --format markdown`, {cases:,} cases, {shape}, "
+                f"files of {f['file_mb'][0]:.0f} MB, vs a bare json.load of both",
+                f"{f['compare_s']:.2f} s vs {f['json_s']:.2f} s = {f['ratio']:.2f}x; "
+                f"peak RSS {f['compare_mb']:.0f} MB (json.load {f['json_mb']:.0f} MB)",
+                f"<= {RECORDS_RATIO:g}x, <= {RECORDS_MB:g} MB",
+                met(f["ratio"] <= RECORDS_RATIO and f["compare_mb"] <= RECORDS_MB),
+            ]
+        )
+    assert small is not None
+    large = _bench_compare(
+        "--versus-json", "--cases", str(LARGE_CASES), "--repeat", "2" if quick else "3"
+    )
+    times = large["compare_s"] / small["compare_s"]
+    rows.append(
+        [
+            f"  {LARGE_CASES:,} cases, 1 run of 1 turn (files of {large['file_mb'][0]:.0f} MB)",
+            f"{large['compare_s']:.2f} s = {times:.1f}x the {cases:,}-case time; "
+            f"peak RSS {large['compare_mb']:.0f} MB",
+            f"<= {LARGE_RATIO:g}x, <= {LARGE_MB:g} MB",
+            met(times <= LARGE_RATIO and large["compare_mb"] <= LARGE_MB),
+        ]
+    )
+    ev = _bench_compare("--eval-file", str(EVAL_FILE_CASES), "--repeat", repeat)
+    rows.append(
+        [
+            f"  loading an eval file of {EVAL_FILE_CASES:,} cases ({ev['file_mb']:.0f} MB), "
+            "line-numbered errors kept",
+            f"{ev['load_s']:.2f} s vs json.load {ev['json_s']:.2f} s = {ev['ratio']:.1f}x; "
+            f"peak RSS {ev['load_mb']:.0f} MB",
+            f"<= {EVAL_FILE_RATIO:g}x",
+            met(ev["ratio"] <= EVAL_FILE_RATIO),
+        ]
+    )
+    return rows
+
+
 def _bench_compare(*args: str) -> dict:
     """bench_compare.py's figures, measured in a process of its own (its peak RSS is its)."""
     argv = [sys.executable, str(BENCH / "bench_compare.py"), "--json", *args]
@@ -335,6 +396,7 @@ def main() -> None:
         ("inference", lambda: inference(args.cases, args.latency, args.quick)),
         ("judge", judge),
         ("compare", lambda: compare(args.compare_cases)),
+        ("records", lambda: records(args.compare_cases, args.quick)),
         ("gate trust", lambda: gate_trust(args.quick)),
         ("gate trust, one run", lambda: gate_trust_single(args.single_trials)),
         ("CLI start", cli_start),

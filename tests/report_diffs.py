@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 
 from helpers.factory import NOW, case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.model import Diff
-from agent_eval_action.evalset.models import Content, FunctionCall
 from agent_eval_action.results import (
     CaseResult,
+    Content,
+    FunctionCall,
     GatePolicy,
     Results,
     SelectedPath,
@@ -23,11 +25,9 @@ REPO = "octo-org/shop-agent"
 
 
 def _dated(res: Results, when, sha: str, ref: str, run_id: str) -> Results:
-    return res.model_copy(
-        update={
-            "created_at": when,
-            "source": Source(repo=REPO, sha=sha, ref=ref, run_id=run_id, event="push"),
-        }
+    return res.replace(
+        created_at=when,
+        source=Source(repo=REPO, sha=sha, ref=ref, run_id=run_id, event="push"),
     )
 
 
@@ -51,7 +51,7 @@ def confirmed_by(res: CaseResult, reruns: list[float], metric: str = "tool_traje
     action's run-cases --confirm; compare/confirm.py reads them)."""
     first = res.runs[0]
     for i, score in enumerate(reruns, start=2):
-        rerun = first.model_copy(deep=True, update={"run": i, "confirms": f"trajectory {metric}"})
+        rerun = copy.deepcopy(first).replace(run=i, confirms=f"trajectory {metric}")
         res.runs.append(rerun)
         res.metrics[metric].runs.append(score)
         res.metrics[metric].invocations.append([score])
@@ -144,7 +144,7 @@ def answering(res: CaseResult, expected: str, actual: str) -> CaseResult:
     """The case with these answers on its one turn, and the tool calls it was expected to
     make (so that only its answer departs from the eval file)."""
     for run in res.runs:
-        (turn,) = run.invocations
+        (turn,) = run.turns()
         turn.expected.final_response = Content.from_text(expected, "model")
         assert turn.actual is not None
         turn.actual.final_response = Content.from_text(actual, "model")

@@ -27,7 +27,7 @@ def test_budgets_and_strip_thoughts_reach_both_stages_and_the_comment(
     }
     done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3]), **inputs))
     assert done.returncode == 1, done.stderr
-    results = Results.model_validate_json((runner.out_dir / "results.json").read_text())
+    results = Results.from_json((runner.out_dir / "results.json").read_text())
     assert results.run_config.budgets == {"tool_call_count_v1": 1.5, "token_usage_v1": 1e9}
     assert results.run_config.response_thoughts == "stripped"
     over = [c.eval_id for c in results.cases if c.over_budget]

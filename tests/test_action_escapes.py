@@ -44,7 +44,7 @@ def without_case(evals: Path, eval_id: str) -> None:
 
 
 def diff_of(runner: Runner) -> Diff:
-    return Diff.model_validate_json((runner.out_dir / "diff.json").read_text(encoding="utf-8"))
+    return Diff.from_json((runner.out_dir / "diff.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.e2e

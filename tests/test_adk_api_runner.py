@@ -110,8 +110,8 @@ def test_served_example_scores_exactly_like_the_in_process_runner(server, tmp_pa
     served = ["--adk-api", server, "--adk-app", "customer_support"]
     api_code = main(["run", evals, *served, *options, "--out", str(api_out)])
     local_code = main(["run", evals, "--agent", str(EXAMPLE), *options, "--out", str(local_out)])
-    api = Results.model_validate_json(api_out.read_text())
-    local = Results.model_validate_json(local_out.read_text())
+    api = Results.from_json(api_out.read_text())
+    local = Results.from_json(local_out.read_text())
 
     assert api_code == local_code == 1
     assert api.run_config.runner == "adk_api"
@@ -130,7 +130,7 @@ def test_served_example_scores_exactly_like_the_in_process_runner(server, tmp_pa
                             [r.name for r in inv.actual.tool_responses],
                             inv.actual.final_response.text(),
                         )
-                        for inv in run.invocations
+                        for inv in run.turns()
                     ]
                     for run in case.runs
                 ],

@@ -88,7 +88,7 @@ def our_behaviour(results: Results) -> dict:
                 [(u.name, u.args) for u in inv.actual.tool_uses],
                 inv.actual.final_response.text(),
             )
-            for inv in run.invocations
+            for inv in run.turns()
         ]
         scores = {name: m.score for name, m in case.metrics.items()}
         cases[case.eval_id] = (case.status.value, scores, turns)
@@ -98,7 +98,7 @@ def our_behaviour(results: Results) -> dict:
 def run_ours(tmp_path: Path, *flags: str) -> tuple[int, Results]:
     out = tmp_path / "results.json"
     code = main(["run", str(EVALSET), *flags, "--out", str(out)])
-    return code, Results.model_validate_json(out.read_text())
+    return code, Results.from_json(out.read_text())
 
 
 def assert_same(ours: dict, adks: dict) -> None:
@@ -180,7 +180,7 @@ def test_history_in_every_format_scores_as_adk_did(adk_eval, tmp_path, variant):
     assert results.run_config.runner == "adk_history"
     assert_same(our_behaviour(results), adk_behaviour(adk_eval))
     if variant == "2.x per set":  # durations come from ADK's invocation timings
-        assert all(c.runs[0].invocations[0].duration_s > 0 for c in results.cases)
+        assert all(c.runs[0].turns()[0].duration_s > 0 for c in results.cases)
 
 
 @pytest.mark.adk
@@ -194,11 +194,11 @@ def test_history_runs_pick_the_newest_results(adk_eval, tmp_path):
     history = write_history(tmp_path / "h", [adk_eval, older])
 
     _, one = run_ours(tmp_path, "--adk-history", str(history))
-    assert "Older answer." not in one.model_dump_json()  # the newest only
+    assert "Older answer." not in one.dump_json()  # the newest only
 
     _, two = run_ours(tmp_path, "--adk-history", str(history), "--num-runs", "2")
     parcel = next(c for c in two.cases if c.eval_id == "where_is_my_parcel")
-    texts = [run.invocations[0].actual.final_response.text() for run in parcel.runs]
+    texts = [run.turns()[0].actual.final_response.text() for run in parcel.runs]
     assert texts == ["Older answer.", "Order A-5120 is on its way and should arrive on Thursday."]
     assert parcel.metrics["response_match_score"].runs[1] == 1.0
 

@@ -90,7 +90,7 @@ def test_a_null_reference_scores_that_turn_0_and_other_types_are_refused(write, 
     write("evals/test_config.json", {"criteria": {"response_match_score": 0.5}})
     agent = command(write, THINKER.replace("Let me think", "I rolled a 4. Let me"))
     assert main(["run", "evals", "--command", agent, "--out", "r.json"]) == 1
-    results = Results.model_validate_json(Path("r.json").read_text())
+    results = Results.from_json(Path("r.json").read_text())
     turns = results.cases[0].metrics["response_match_score"].invocations[0]
     assert turns[0] == 0.0 and turns[1] > 0.0
     assert any('"reference": null' in w for w in results.warnings)
@@ -116,7 +116,7 @@ def test_the_session_file_beside_a_legacy_file_is_used_and_said(write, capsys):
     agent = command(write, THINKER)
     main(["run", "evals", "--command", agent, "--out", "r.json"])
     assert "evals/initial.session.json beside it" in capsys.readouterr().err  # the run's output
-    results = Results.model_validate_json(Path("r.json").read_text())
+    results = Results.from_json(Path("r.json").read_text())
     assert any("initial.session.json beside it" in w for w in results.warnings)
 
 
@@ -178,14 +178,14 @@ def test_thoughts_count_as_adk_counts_them_unless_stripped(write, capsys):
     agent = ["--command", command(write, THINKER)]
     assert main(["run", "evals", *agent, "--out", "kept.json"]) == 1
     assert main(["run", "evals", *agent, "--strip-thoughts", "--out", "stripped.json"]) == 0
-    kept = Results.model_validate_json(Path("kept.json").read_text())
-    stripped = Results.model_validate_json(Path("stripped.json").read_text())
+    kept = Results.from_json(Path("kept.json").read_text())
+    stripped = Results.from_json(Path("stripped.json").read_text())
     assert kept.run_config.response_thoughts == "included"
     assert stripped.run_config.response_thoughts == "stripped"
     assert kept.cases[0].metrics["response_match_score"].score < 0.9
     assert stripped.cases[0].metrics["response_match_score"].score == 1.0
     # the answer is recorded as the agent gave it, thought and all
-    actual = stripped.cases[0].runs[0].invocations[0].actual
+    actual = stripped.cases[0].runs[0].turns()[0].actual
     assert actual is not None and actual.final_response.parts[0].thought is True
     capsys.readouterr()
     text = markdown.comment(compare(stripped, kept), stripped, markdown.Options())

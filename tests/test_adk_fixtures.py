@@ -53,7 +53,7 @@ def replayed(tmp_path_factory) -> Results:
         capture_output=True,
         timeout=300,
     )
-    return Results.model_validate_json(out.read_text())
+    return Results.from_json(out.read_text())
 
 
 def adk_case_scores(file: Path) -> dict[str, list[float | None]]:

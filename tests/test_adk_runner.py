@@ -56,7 +56,7 @@ def calls(trace: CaseRunTrace) -> list[list[tuple[str, dict]]]:
 def test_quickstart_example_runs_end_to_end(tmp_path, capsys):
     out = tmp_path / "results.json"
     code = main(["run", str(EXAMPLE / "evals"), "--agent", str(EXAMPLE), "--out", str(out)])
-    results = Results.model_validate_json(out.read_text())
+    results = Results.from_json(out.read_text())
     statuses = {case.eval_id: case.status for case in results.cases}
     assert code == 1
     assert statuses.pop("gold_damaged_refund") == "failed"
@@ -68,9 +68,9 @@ def test_quickstart_example_runs_end_to_end(tmp_path, capsys):
     # The lucky answer: a skipped lookup, a word-for-word answer.
     assert slip.metrics["tool_trajectory_avg_score"].score == 0.0
     assert slip.metrics["response_match_score"].score == 1.0
-    assert [u.name for u in slip.runs[0].invocations[0].actual.tool_uses] == ["issue_refund"]
+    assert [u.name for u in slip.runs[0].turns()[0].actual.tool_uses] == ["issue_refund"]
     # transfer_to_agent is captured like any tool call, then the sub-agent's own call.
-    parcel = cases["where_is_my_parcel"].runs[0].invocations[0].actual
+    parcel = cases["where_is_my_parcel"].runs[0].turns()[0].actual
     assert [(u.name, u.args) for u in parcel.tool_uses] == [
         ("transfer_to_agent", {"agent_name": "shipping_agent"}),
         ("track_shipment", {"order_id": "A-5120"}),
@@ -78,7 +78,7 @@ def test_quickstart_example_runs_end_to_end(tmp_path, capsys):
     assert [r.name for r in parcel.tool_responses] == ["transfer_to_agent", "track_shipment"]
     assert "Thursday" in parcel.final_response.text()
     # Multi-turn: the order id given in turn 2 is acted on in the same session.
-    refund = cases["damaged_item_refund"].runs[0].invocations
+    refund = cases["damaged_item_refund"].runs[0].turns()
     assert [[u.name for u in inv.actual.tool_uses] for inv in refund] == [
         [],
         ["lookup_order", "issue_refund"],
@@ -344,7 +344,7 @@ def test_cli_num_runs_and_json_results(tmp_path, write):
         },
     )
     code = main(["run", "evals", "--agent", str(agent), "--num-runs", "3", "--out", "r.json"])
-    results = Results.model_validate_json(Path("r.json").read_text())
+    results = Results.from_json(Path("r.json").read_text())
     [case] = results.cases
     assert code == 0 and case.status == "passed" and len(case.runs) == 3
     assert case.metrics["response_match_score"].runs == [1.0, 1.0, 1.0]
@@ -461,7 +461,7 @@ def test_sigterm_stops_cleanly_with_partial_results(tmp_path, write):
     process.send_signal(signal.SIGTERM)
     _, rest = process.communicate(timeout=30)
     assert process.returncode == 3, stderr + rest
-    results = Results.model_validate_json(Path("results.json").read_text())
+    results = Results.from_json(Path("results.json").read_text())
     statuses = {case.eval_id: case.status for case in results.cases}
     assert results.partial and statuses == {"echo": "passed", "hangs": "errored"}
     assert "cancelled" in results.cases[1].runs[0].error

@@ -114,11 +114,7 @@ def many_cases(count: int) -> Callable[[Path], None]:
 
 
 def results_json(**update: Any) -> str:
-    return (
-        results(case("c", {"tool_trajectory_avg_score": [1.0]}))
-        .model_copy(update=update)
-        .dump_json()
-    )
+    return results(case("c", {"tool_trajectory_avg_score": [1.0]})).replace(**update).dump_json()
 
 
 def results_json_with_case(**fields: Any) -> str:
@@ -131,7 +127,7 @@ def results_json_with_case(**fields: Any) -> str:
 def shard_json(index: int, partition_hash: str) -> str:
     part = results(case(f"c{index}", {"tool_trajectory_avg_score": [1.0]}))
     shard = Shard(index=index, count=2, partition_hash=partition_hash, cases_total=2)
-    return part.model_copy(update={"shard": shard}).dump_json()
+    return part.replace(shard=shard).dump_json()
 
 
 # --- the rows ----------------------------------------------------------------------------

@@ -210,7 +210,7 @@ def test_diff_serialises_and_reloads():
 
     base = results(case("c", {T: [1.0]}))
     diff = compare(results(case("c", {T: [0.0]}, ["b"])), base)
-    again = Diff.model_validate_json(diff.dump_json())
+    again = Diff.from_json(diff.dump_json())
     assert again == diff and '"schema": "agent-eval-diff/1"' in diff.dump_json()
 
 

@@ -194,9 +194,7 @@ def shards(*parts, count=None, cases_total=None, **shard):
             "cases_total": cases_total or len(whole),
             **shard,
         }
-        out.append(
-            save(f"shard{index}.json", results(*part).model_copy(update={"shard": Shard(**info)}))
-        )
+        out.append(save(f"shard{index}.json", results(*part).replace(shard=Shard(**info))))
     return out
 
 
@@ -238,8 +236,8 @@ def test_merge_rejects_inconsistent_shards(tmp_path, monkeypatch, capsys, build,
 def test_merge_rejects_mixed_partitions(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     first = shards([case("a", {T: [1.0]})], [case("b", {T: [1.0]})])
-    other = results(case("b", {T: [1.0]})).model_copy(
-        update={"shard": Shard(index=2, count=2, partition_hash="other", cases_total=2)}
+    other = results(case("b", {T: [1.0]})).replace(
+        shard=Shard(index=2, count=2, partition_hash="other", cases_total=2)
     )
     save("shard2.json", other)
     assert main(["merge", *first, "--out", "m.json"]) == 2

@@ -78,13 +78,9 @@ def test_merging_shards_gives_back_the_unsharded_results(sides, data):
     owner = [data.draw(st.integers(1, count)) for _ in whole.cases]
     shards = []
     for index in range(1, count + 1):
-        part = whole.model_copy(
-            update={
-                "cases": [c for c, o in zip(whole.cases, owner, strict=True) if o == index],
-                "shard": Shard(
-                    index=index, count=count, partition_hash="p", cases_total=len(whole.cases)
-                ),
-            }
+        part = whole.replace(
+            cases=[c for c, o in zip(whole.cases, owner, strict=True) if o == index],
+            shard=Shard(index=index, count=count, partition_hash="p", cases_total=len(whole.cases)),
         )
         shards.append((f"shard{index}.json", part))
     merged = merge(list(reversed(shards)))

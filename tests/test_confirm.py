@@ -44,7 +44,7 @@ def _baseline(write) -> None:
 
 
 def _case_of(path: str, eval_id: str):
-    results = Results.model_validate_json(Path(path).read_text())
+    results = Results.from_json(Path(path).read_text())
     return next(c for c in results.cases if c.eval_id == eval_id), results
 
 

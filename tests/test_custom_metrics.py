@@ -78,7 +78,7 @@ def run(write, criteria: dict, custom: dict) -> tuple[int, Results]:
     code = main(
         ["run", "evals", "--command", python_command(WORKERS / "table_agent.py", "table.json")]
     )
-    return code, Results.model_validate_json(Path("results.json").read_text())
+    return code, Results.from_json(Path("results.json").read_text())
 
 
 def spec(function: str, **extra) -> dict:
@@ -175,7 +175,7 @@ def test_with_an_adk_runner_custom_metrics_get_the_recorded_events(write):
     code = main(
         ["run", f"{evals}:damaged_item_refund", "--agent", str(agent), "--config", "config.json"]
     )
-    results = Results.model_validate_json(Path("results.json").read_text())
+    results = Results.from_json(Path("results.json").read_text())
     metric = results.cases[0].metrics["saw_events"]
     assert (metric.score, metric.status) == (1.0, "passed"), metric
     assert code == 0
@@ -189,7 +189,7 @@ def test_custom_metrics_run_in_the_agent_stage_and_the_score_stage_imports_none(
     # the score stage runs no project code: a metric module that would explode on import
     Path("my_metrics.py").write_text("raise SystemExit('the score stage imported project code')")
     assert main(["score", "evals", "--traces", "t.jsonl", "--out", "two.json"]) == code == 0
-    two = Results.model_validate_json(Path("two.json").read_text())
+    two = Results.from_json(Path("two.json").read_text())
     first, second = one.cases[0].metrics["short_answers"], two.cases[0].metrics["short_answers"]
     assert (second.score, second.invocations, second.status) == (0.5, [[1.0, 0.0]], "passed")
     assert (first.score, first.invocations) == (second.score, second.invocations)
@@ -211,9 +211,5 @@ def test_a_custom_metric_the_agent_stage_did_not_score_is_not_evaluated(write):
     ]
     Path("t.jsonl").write_text("\n".join(stripped) + "\n")
     assert main(["score", "evals", "--traces", "t.jsonl"]) == 1
-    metric = (
-        Results.model_validate_json(Path("results.json").read_text())
-        .cases[0]
-        .metrics["short_answers"]
-    )
+    metric = Results.from_json(Path("results.json").read_text()).cases[0].metrics["short_answers"]
     assert metric.status == "not_evaluated" and "recorded no score" in (metric.error or "")

@@ -192,7 +192,7 @@ def test_the_cli_records_reports_and_gates_on_a_budget(write, capsys):
     table = write("table.json", {"a": {"text": "done", "tools": [["lookup", {}], ["lookup", {}]]}})
     agent = ["--command", python_command(TABLE_AGENT, str(table))]
     assert main(["run", "evals", *agent, "--out", "plain.json"]) == 0
-    plain = Results.model_validate_json(Path("plain.json").read_text())
+    plain = Results.from_json(Path("plain.json").read_text())
     assert plain.cases[0].efficiency["tool_call_count_v1"].total == 2.0
     assert plain.cases[0].efficiency["inference_call_count_v1"].total is None
     assert plain.cases[0].efficiency["token_usage_v1"].total == 12.0  # the usage it reports
@@ -205,7 +205,7 @@ def test_the_cli_records_reports_and_gates_on_a_budget(write, capsys):
     assert "over budget: s / a: tool calls 2, over its budget of 1" in out
     # a command agent reports no model calls: that budget could not be checked, and says so
     assert "--budget inference_call_count_v1: 1 case(s) report no such figure" in err
-    over = Results.model_validate_json(Path("over.json").read_text())
+    over = Results.from_json(Path("over.json").read_text())
     assert over.run_config.budgets == {"tool_call_count_v1": 1.0, "inference_call_count_v1": 5.0}
     assert over.cases[0].status == "passed"  # the scores still pass: only the gate fails
     assert any("inference_call_count_v1" in w for w in over.warnings)

@@ -31,7 +31,7 @@ def test_the_judged_example_runs_and_reruns_without_calls(fake, tmp_path, monkey
         python_command(AGENT),
     ]
     assert main([*argv, "--out", str(tmp_path / "base.json")]) == 1
-    base = Results.model_validate_json((tmp_path / "base.json").read_text())
+    base = Results.from_json((tmp_path / "base.json").read_text())
     assert fake.calls("verdict") == 30 and base.usage.judge_calls == 30  # 10 turns x 3 samples
     by_id = {c.eval_id: c for c in base.cases}
     assert all(c.metrics["final_response_match_v2"].status == "passed" for c in base.cases)
@@ -42,5 +42,5 @@ def test_the_judged_example_runs_and_reruns_without_calls(fake, tmp_path, monkey
     again = tmp_path / "again.json"
     # against its baseline the deliberate failure is "still failing", not blamed: the gate passes
     assert main([*argv, "--baseline", str(tmp_path / "base.json"), "--out", str(again)]) == 0
-    rerun = Results.model_validate_json(again.read_text())
+    rerun = Results.from_json(again.read_text())
     assert fake.calls() == 0 and rerun.usage.judge_reused == 30

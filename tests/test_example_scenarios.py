@@ -37,19 +37,19 @@ def test_the_example_scenario_runs_offline_against_the_fake(tmp_path, monkeypatc
         fake.respond("user", customer)
         out = tmp_path / "results.json"
         code = main(["run", str(SCENARIOS), "--agent", str(EXAMPLE), "--out", str(out)])
-        results = Results.model_validate_json(out.read_text())
+        results = Results.from_json(out.read_text())
         calls = {kind: fake.calls(kind) for kind in ("user", "user_turn", "rubrics")}
         simulator_prompt = next(r.prompt for r in fake.requests if r.kind == "user")
     assert code == 0
     [case] = results.cases
     run = case.runs[0]
-    assert [inv.user_content.text() for inv in run.invocations] == [
+    assert [inv.user_content.text() for inv in run.turns()] == [
         "Hi, my blender arrived broken and I'd like a refund.",
         "It's order A-4471.",
         "Great, thank you!",
     ]
     assert run.stop == "stop_signal" and case.scenario
-    refund = run.invocations[1].actual
+    refund = run.turns()[1].actual
     assert refund is not None and [c.name for c in refund.tool_uses] == [
         "lookup_order",
         "issue_refund",

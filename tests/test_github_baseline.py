@@ -30,7 +30,7 @@ CLOCK = datetime(2026, 12, 1, tzinfo=UTC)
 
 def results_json(sha: str, **changes: object) -> bytes:
     res = results(case("c1", {"tool_trajectory_avg_score": [1.0]}), sha=sha)
-    res = res.model_copy(update=changes)
+    res = res.replace(**changes)
     return res.dump_json().encode()
 
 

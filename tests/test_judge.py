@@ -638,7 +638,7 @@ def cli(write, fake, monkeypatch):
         code = main(argv)
         out = [a for a in flags if a.startswith("--out=")]
         path = Path(out[0].split("=", 1)[1] if out else "results.json")
-        return code, Results.model_validate_json(path.read_text()) if path.exists() else None
+        return code, Results.from_json(path.read_text()) if path.exists() else None
 
     return run
 

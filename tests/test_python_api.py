@@ -88,7 +88,7 @@ def test_adk_tests_pass_sync_and_async_and_record_what_run_agent_records(tmp_pat
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
     written = {
-        name: Results.model_validate_json((tmp_path / f"{name}.json").read_text())
+        name: Results.from_json((tmp_path / f"{name}.json").read_text())
         for name in ("async", "sync", "legacy")
     }
     # the same run through the command line, from the same folder
@@ -101,7 +101,7 @@ def test_adk_tests_pass_sync_and_async_and_record_what_run_agent_records(tmp_pat
         )
     finally:
         os.chdir(cwd)
-    by_cli = Results.model_validate_json(cli.read_text())
+    by_cli = Results.from_json(cli.read_text())
     for results in written.values():
         assert results.run_config.runner == by_cli.run_config.runner == "adk"
         assert results.run_config.target == by_cli.run_config.target == "examples/customer_support"
@@ -114,7 +114,7 @@ def test_adk_tests_pass_sync_and_async_and_record_what_run_agent_records(tmp_pat
             n: m.score for n, m in theirs.metrics.items()
         }
     [legacy] = written["legacy"].cases
-    assert legacy.runs[0].invocations[0].actual is not None
+    assert legacy.runs[0].turns()[0].actual is not None
     assert not any("initial.session.json" in w for w in written["legacy"].warnings)
 
 
@@ -136,7 +136,7 @@ def test_a_failing_agent_fails_the_test_with_our_table_on_the_fake_gemini(tmp_pa
     assert "FAIL" in out
     assert "FunctionCall(" not in out
     assert calls > 0  # the agent's model calls went to the (fake) Gemini through ADK
-    results = Results.model_validate_json((tmp_path / "all.json").read_text())
+    results = Results.from_json((tmp_path / "all.json").read_text())
     case = results.cases[0]
     assert case.efficiency["inference_call_count_v1"].total >= 1
     assert case.efficiency["token_usage_v1"].total > 0  # the fake's usageMetadata

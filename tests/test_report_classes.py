@@ -110,7 +110,7 @@ def test_an_added_case_that_fails_explains_itself():
 
 
 def save(path: Path, res) -> str:
-    path.write_text(res.dump_json() if hasattr(res, "dump_json") else res.model_dump_json())
+    path.write_text(res.dump_json())
     return str(path)
 
 
@@ -144,7 +144,7 @@ def test_a_drop_judged_noise_through_history_is_flaky_in_the_json_and_the_markdo
 @pytest.mark.parametrize("make", sorted(DIFFS))
 def test_the_markdown_lists_as_flaky_exactly_the_cases_the_json_calls_flaky(make):
     diff, current = DIFFS[make]()
-    diff = Diff.model_validate_json(diff.dump_json())  # what other tools read
+    diff = Diff.from_json(diff.dump_json())  # what other tools read
     text = markdown.summary(diff, current)
     flaky = {name(c) for c in diff.cases if c.flaky}
     shown = listed(section(text, "### 🎲 Flaky")) if "### 🎲 Flaky" in text else set()

@@ -19,11 +19,12 @@ from report_diffs import REPO, mixed
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
-from agent_eval_action.evalset.models import Content, FunctionCall
 from agent_eval_action.report import chart, html
 from agent_eval_action.report.drilldown import FILTERS
 from agent_eval_action.report.model import Options
 from agent_eval_action.results import (
+    Content,
+    FunctionCall,
     JudgeRecord,
     JudgeSample,
     JudgeVerdict,
@@ -66,18 +67,16 @@ class Tags(HTMLParser):
 
 
 def _at(res: Results, hours: int, sha: str, run_id: str = "1") -> Results:
-    return res.model_copy(
-        update={
-            "created_at": NOW - timedelta(hours=hours),
-            "source": Source(repo=REPO, sha=sha, ref="refs/heads/main", run_id=run_id),
-        }
+    return res.replace(
+        created_at=NOW - timedelta(hours=hours),
+        source=Source(repo=REPO, sha=sha, ref="refs/heads/main", run_id=run_id),
     )
 
 
 def hostile_case():
     """A failing case whose agent, tool and eval file wrote markup, links and mentions."""
     res = case("bad", {T: [0.0], R: [0.2]}, ["x"], line=3)
-    (turn,) = res.runs[0].invocations
+    (turn,) = res.runs[0].turns()
     turn.user_content = Content.from_text(HOSTILE, "user")
     turn.expected.final_response = Content.from_text("expected " + HOSTILE, "model")
     assert turn.actual is not None
@@ -150,10 +149,8 @@ def test_a_page_names_no_host_but_the_server_and_loads_nothing():
 
 def test_links_only_from_values_shaped_as_githubs():
     base = _at(results(case("c", {T: [1.0]})), 5, "1" * 40)
-    cur = _at(results(case("c", {T: [1.0]})), 0, "2" * 40).model_copy(
-        update={
-            "source": Source(repo="x/y", sha="javascript:alert(1)", run_id="1 onclick=alert(1)")
-        }
+    cur = _at(results(case("c", {T: [1.0]})), 0, "2" * 40).replace(
+        source=Source(repo="x/y", sha="javascript:alert(1)", run_id="1 onclick=alert(1)")
     )
     page = html.render(compare(cur, base), cur, Options(server_url="javascript:alert(1)//"))
     assert Tags(page).urls() == []
@@ -247,7 +244,7 @@ def test_each_case_shows_its_history_on_main_oldest_first():
 
 def test_a_long_text_is_cut_and_says_so():
     res = case("c", {R: [0.0]}, line=1)
-    (turn,) = res.runs[0].invocations
+    (turn,) = res.runs[0].turns()
     assert turn.actual is not None
     turn.actual.final_response = Content.from_text("y" * 30_000, "model")
     cur = results(res)
@@ -302,7 +299,7 @@ def test_the_chart_draws_each_axis_over_mains_baselines_then_this_run():
 def test_the_chart_takes_no_text_from_a_results_file():
     name = 'x"]\n  line [1]\n```\n<script>'
     base = _at(results(case(name, {T: [1.0]}, eval_set_id=name)), 5, "1" * 40)
-    base = base.model_copy(update={"source": Source(sha='zz"] ```')})
+    base = base.replace(source=Source(sha='zz"] ```'))
     cur = _at(results(case(name, {T: [0.0]}, eval_set_id=name)), 0, "2" * 40)
     text = chart.mermaid([base], cur)
     assert name not in text and "zz" not in text and "<script>" not in text

@@ -4,6 +4,7 @@ the loaders, so the current Results is bad input and a baseline is no baseline."
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -145,7 +146,7 @@ def test_only_built_in_metrics_are_bounded(tmp_path: Path) -> None:
 def test_check_results_on_a_model_built_in_memory() -> None:
     built = results(case("a", {"tool_trajectory_avg_score": [1.0]}))
     check_results(built, "built")
-    bad = built.model_copy(deep=True)
+    bad = copy.deepcopy(built)
     bad.cases[0].metrics["tool_trajectory_avg_score"].runs = [float("nan")]
     with pytest.raises(ResultsRefused, match=r"^built: refused Results: .*nan"):
         check_results(bad, "built")

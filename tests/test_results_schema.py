@@ -35,6 +35,6 @@ def test_schema_pins_the_version_and_rejects_another():
         },
     }
     jsonschema.validate(minimal, schema)
-    Results.model_validate(minimal)
+    Results.from_json(json.dumps(minimal))
     newer = {**minimal, "schema": "agent-eval-results/2"}
     assert not jsonschema.Draft202012Validator(schema).is_valid(newer)

@@ -57,7 +57,7 @@ def run(*flags: str, runner: tuple[str, ...] | None = None) -> tuple[int, Result
     runner = runner or ("--agent", str(SUPPORT_AGENT))
     code = main(["run", "evals", *runner, "--out", "results.json", *flags])
     out = Path("results.json")
-    return code, Results.model_validate_json(out.read_text()) if out.exists() else None
+    return code, Results.from_json(out.read_text()) if out.exists() else None
 
 
 def texts(results: Results) -> list[tuple[str, str]]:
@@ -67,7 +67,7 @@ def texts(results: Results) -> list[tuple[str, str]]:
             inv.user_content.text(),
             inv.actual.final_response.text() if inv.actual and inv.actual.final_response else "",
         )
-        for inv in results.cases[0].runs[0].invocations
+        for inv in results.cases[0].runs[0].turns()
     ]
 
 
@@ -87,9 +87,9 @@ def test_the_simulator_plays_the_scenario_with_an_adk_agent(write, fake):
     run1 = case.runs[0]
     assert run1.stop == "stop_signal"
     assert all(
-        i.expected.final_response is None and i.expected.tool_uses == [] for i in run1.invocations
+        i.expected.final_response is None and i.expected.tool_uses == [] for i in run1.turns()
     )
-    assert run1.invocations[1].actual.tool_uses[0].name == "lookup_order"
+    assert run1.turns()[1].actual.tool_uses[0].name == "lookup_order"
     asked = [r for r in fake.requests if r.kind == "user"]
     assert len(asked) == 2 and fake.calls("safety") == 2
     # what the simulator was sent: one user text part, ADK's default generation config, the
@@ -155,7 +155,7 @@ def test_a_simulator_failure_errors_the_run_and_names_the_turn(write, fake, repl
     case = results.cases[0]
     assert case.status == "errored"
     assert why in case.runs[0].error and "simulated turn 2" in case.runs[0].error
-    assert len(case.runs[0].invocations) == 1  # the turn that finished is kept
+    assert len(case.runs[0].turns()) == 1  # the turn that finished is kept
 
 
 def test_the_split_stages_record_scenario_cases_as_not_run(write, fake):
@@ -164,7 +164,7 @@ def test_the_split_stages_record_scenario_cases_as_not_run(write, fake):
     agent = python_command(TABLE_AGENT, "table.json")
     assert main(["run-cases", "evals", "--command", agent, "--traces", "traces.jsonl"]) == 0
     assert main(["score", "evals", "--traces", "traces.jsonl", "--out", "results.json"]) == 1
-    case = Results.model_validate_json(Path("results.json").read_text()).cases[0]
+    case = Results.from_json(Path("results.json").read_text()).cases[0]
     assert case.status == "not_evaluated" and "run-cases" in (case.note or "")
     assert fake.calls() == 0
 
@@ -492,7 +492,7 @@ def test_runs_of_a_scenario_behave_alike_by_calls_and_scores_not_words(
     )
     assert results is not None
     case = results.cases[0]
-    words = [r.invocations[1].user_content.text() for r in case.runs]
+    words = [r.turns()[1].user_content.text() for r in case.runs]
     assert words == ["A-1001.", "Order A-1001 please."]
     assert behaviour_varies(case) is varies
 
@@ -624,7 +624,7 @@ def test_the_relay_runs_scenarios_with_the_simulator_on_the_keyed_side(write, fa
     # record serve-users wrote, not from the agent stage
     score = ["score", "evals", "--traces", "traces.jsonl", "--simulations", "sim.json"]
     code = main([*score, "--out", "results.json"])
-    results = Results.model_validate_json(Path("results.json").read_text())
+    results = Results.from_json(Path("results.json").read_text())
     assert code == 0
     assert [u for u, _ in texts(results)] == ["My blender is broken.", "A-1001."]
     assert results.cases[0].runs[0].stop == "stop_signal"

@@ -96,9 +96,9 @@ def test_adk_history_scores_what_adks_simulator_wrote(tmp_path, monkeypatch):
         monkeypatch.setenv("GOOGLE_API_KEY", "fake")
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake.url)
         code = main(["run", str(evals), "--adk-history", str(result_file), "--out", "results.json"])
-        results = Results.model_validate_json(Path("results.json").read_text())
+        results = Results.from_json(Path("results.json").read_text())
     case = results.cases[0]
-    turns = case.runs[0].invocations
+    turns = case.runs[0].turns()
     assert [t.user_content.text() for t in turns] == [STARTING, ORDER_TURN]
     assert all(t.expected.final_response is None for t in turns)
     assert turns[1].actual is not None and turns[1].actual.tool_uses[0].name == "lookup_order"

@@ -122,7 +122,7 @@ def test_case_runs_without_a_trace_are_errored_never_passed(suite, capsys) -> No
     # the agent stage died after one case-run: no end line
     _traces(HEADER, _trace("order"))
     assert main(["score", "evals", "--traces", "t.jsonl"]) == 3
-    results = Results.model_validate_json(Path("results.json").read_text())
+    results = Results.from_json(Path("results.json").read_text())
     assert results.partial
     statuses = {c.eval_id: (c.status, c.note) for c in results.cases}
     assert statuses["order"][0] == "passed"
@@ -133,7 +133,7 @@ def test_case_runs_without_a_trace_are_errored_never_passed(suite, capsys) -> No
     # an agent stage that ended but returned no trace for a case-run
     _traces(HEADER, _trace("order"), {"end": {"cancelled": False}})
     assert main(["score", "evals", "--traces", "t.jsonl"]) == 1
-    results = Results.model_validate_json(Path("results.json").read_text())
+    results = Results.from_json(Path("results.json").read_text())
     refund = next(c for c in results.cases if c.eval_id == "refund")
     assert not results.partial and refund.status == "errored"
     assert "returned no trace" in (refund.note or "")

@@ -55,7 +55,8 @@ except SystemExit:
 
 def test_the_probe_sees_heavy_imports():
     # The check above would pass vacuously if the probe could not see an import.
-    assert "pydantic" in imported_after("import agent_eval_action.results")
+    assert "pydantic" in imported_after("import agent_eval_action.evalset.models")
+    assert "agent_eval_action.results" in imported_after("import agent_eval_action.results")
 
 
 _WORD_TEXT = (

@@ -1,25 +1,115 @@
 """The Results file (`results.json`, schema "agent-eval-results/1"): docs/results.md.
 
-Every later stage (baseline diff, reports, the action) reads this model, so it
-is versioned and its JSON Schema is exported to schemas/results.schema.json.
+Every later stage (baseline diff, reports, the action) reads these records, so they are
+versioned and their JSON Schema is exported to schemas/results.schema.json.
+
+Records, not input models: a Results holds millions of values at 10,000+ cases, so its
+types are msgspec Structs, small by construction (fixed slots, no per-instance dict,
+`gc=False`: a record never refers back to what holds it, so the cyclic collector need
+not track it), decoded straight from JSON bytes with strict types. The eval files and
+configs a user writes stay pydantic (aliases, validators, line-numbered errors:
+evalset/models.py); a record's content is its own small copy of their content types.
+Structs do not validate on construction: code builds records from values already typed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeVar
 
-from pydantic import ConfigDict, Field
+import msgspec
 
-from .core import Axis, CaseKey, RunnerKind, TrajectoryPolicy
-from .evalset.models import Content, FunctionCall, FunctionResponse, LeanModel
+from .core import AXES, Axis, CaseKey, RunnerKind, TrajectoryPolicy
 
 SCHEMA: Final = "agent-eval-results/1"
+
+# A moment in time, with its time zone (written as RFC 3339: "2026-12-01T12:00:00Z").
+Instant = Annotated[datetime, msgspec.Meta(tz=True)]
+
+
+class Record(msgspec.Struct, kw_only=True, gc=False):
+    """A record: keyword-built, unknown keys in its JSON ignored (later versions add
+    optional fields), every field written out (None as null)."""
+
+    def replace(self, **changes: Any) -> Self:
+        """A shallow copy with these fields changed."""
+        return msgspec.structs.replace(self, **changes)
+
+
+class _Sparse(
+    msgspec.Struct, kw_only=True, gc=False, omit_defaults=True, forbid_unknown_fields=True
+):
+    """A content type: written without its unset (None) fields, unknown keys refused (as
+    ADK's and google-genai's models refuse them)."""
+
+
+class FunctionCall(_Sparse, kw_only=True):
+    name: str
+    args: dict[str, Any] | None = None
+    id: str | None = None
+    partial_args: Any = None
+    will_continue: bool | None = None
+
+
+class FunctionResponse(_Sparse, kw_only=True):
+    name: str | None = None
+    response: dict[str, Any] | None = None
+    id: str | None = None
+    will_continue: bool | None = None
+    scheduling: Any = None
+    parts: Any = None
+
+
+class Part(_Sparse, kw_only=True):
+    """One part of a content, as google-genai's Part: the four fields a metric or report
+    reads, then the rest (kept as written, interpreted by nothing here). An unset field is
+    an empty 8-byte slot: 152 bytes a part."""
+
+    text: str | None = None
+    thought: bool | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    media_resolution: Any = None
+    code_execution_result: Any = None
+    executable_code: Any = None
+    file_data: Any = None
+    inline_data: Any = None
+    thought_signature: Any = None
+    video_metadata: Any = None
+    tool_call: Any = None
+    tool_response: Any = None
+    part_metadata: Any = None
+    audio_transcription: Any = None
+    media_processing: Any = None
+    speech_metadata: Any = None
+
+
+class Content(msgspec.Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    parts: list[Part] | None = None
+    role: str | None = None
+
+    @classmethod
+    def from_text(cls, text: str, role: str) -> Content:
+        return cls(role=role, parts=[Part(text=text)])
+
+    def text(self) -> str:
+        """ADK's response text: the non-empty text parts joined by newlines."""
+        return "\n".join(p.text for p in self.parts or () if p.text)
+
+
+_Content = TypeVar("_Content", Content, FunctionCall, FunctionResponse)
+
+
+def record_of(value: Any, kind: type[_Content]) -> _Content:
+    """The record of an eval file's or a runner's content (a pydantic model of the same
+    fields): the same JSON, as a record."""
+    return msgspec.convert(value.model_dump(mode="json", exclude_none=True), kind)
 
 
 class Status(StrEnum):
@@ -29,7 +119,7 @@ class Status(StrEnum):
     NOT_EVALUATED = "not_evaluated"
 
 
-class Source(LeanModel):
+class Source(Record, kw_only=True):
     repo: str | None = None
     sha: str | None = None
     ref: str | None = None
@@ -37,7 +127,7 @@ class Source(LeanModel):
     event: str | None = None
 
 
-class SelectedPath(LeanModel):
+class SelectedPath(Record, kw_only=True):
     """One eval path of the run (an EVAL_PATH argument, an item of the `evals` input)."""
 
     path: str  # the file or directory, written as the eval sets' files are (display form)
@@ -45,29 +135,29 @@ class SelectedPath(LeanModel):
     ids: list[str] | None = None  # FILE:id1,id2: only these cases of the file
 
 
-class Selection(LeanModel):
+class Selection(Record, kw_only=True):
     """What the run was asked to evaluate, so that a comparison can tell a case the selection
     left out ("not run (selection)") from one deleted from its file (docs/statistics.md)."""
 
     paths: list[SelectedPath]
     # per eval set: the ids its file holds that a FILE:id filter left out
-    unselected: dict[str, list[str]] = Field(default_factory=dict)
+    unselected: dict[str, list[str]] = msgspec.field(default_factory=dict)
 
 
-class GatePolicy(LeanModel):
+class GatePolicy(Record, kw_only=True):
     """The gate's policy the run was given (`--fail-on`, `--min-delta` resolved per axis);
     recorded so that a comparison can say when the two sides were gated differently."""
 
     fail_on: list[str]
-    min_delta: dict[Axis, float] = Field(default_factory=dict)
+    min_delta: dict[Axis, float] = msgspec.field(default_factory=dict)
 
 
 # Efficiency (ADK's informational metrics, metrics/efficiency.py): counts and seconds, so
-# never negative, never NaN.
-Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+# never negative (nor NaN, which JSON cannot hold; compare/sanity.py checks built ones).
+Amount = Annotated[float, msgspec.Meta(ge=0)]
 
 
-class RunConfig(LeanModel):
+class RunConfig(Record, kw_only=True):
     runner: RunnerKind
     target: str | None = None  # the command, agent directory, server URL or history files
     num_runs: int = 1
@@ -79,7 +169,7 @@ class RunConfig(LeanModel):
     selection: Selection | None = None
     gate: GatePolicy | None = None
     # --budget: the most each efficiency metric's per-case total may be (docs/results.md)
-    budgets: dict[str, Amount] = Field(default_factory=dict)
+    budgets: dict[str, Amount] = msgspec.field(default_factory=dict)
     # --strip-thoughts: whether response_match_score read the model's thought parts as part
     # of the answer's text, as ADK does ("included"), or left them out ("stripped")
     response_thoughts: Literal["included", "stripped"] = "included"
@@ -89,7 +179,7 @@ class RunConfig(LeanModel):
     confirm_runs: int | None = None
 
 
-class Shard(LeanModel):
+class Shard(Record, kw_only=True):
     index: int  # 1..count
     count: int
     partition_hash: str  # the same for every shard of one partition of one suite
@@ -97,7 +187,7 @@ class Shard(LeanModel):
     baseline_sha: str | None = None
 
 
-class EvalSetEntry(LeanModel):
+class EvalSetEntry(Record, kw_only=True):
     eval_set_id: str
     file: str
     file_sha256: str
@@ -106,14 +196,18 @@ class EvalSetEntry(LeanModel):
     criteria: dict[str, dict[str, Any]]
 
 
-class JudgeSample(LeanModel):
+class JudgeSample(Record, kw_only=True):
     """One answer of the judge model: its text as returned (None: no text, e.g. blocked)."""
 
     text: str | None = None
     finish_reason: str | None = None
 
 
-class JudgeVerdict(LeanModel):
+# where a verdict's samples came from: a judge call, or reused (verdict reuse: cache.py)
+VerdictSource = Literal["call", "baseline", "cache", "repeat"]
+
+
+class JudgeVerdict(Record, kw_only=True):
     """One judge request (its `num_samples` answers) for one turn of one run.
 
     `key` hashes everything that decides the verdict (the rendered prompt, model,
@@ -126,23 +220,23 @@ class JudgeVerdict(LeanModel):
     turn: int  # 0-based
     request: str  # what was asked: verdict, rubrics, sentences, labels, safety
     step: int | None = None  # hallucinations_v1: which answer text of the turn
-    source: Literal["call", "baseline", "cache", "repeat"] = "call"
-    samples: list[JudgeSample] = Field(default_factory=list)
+    source: VerdictSource = "call"
+    samples: list[JudgeSample] = msgspec.field(default_factory=list)
     score: float | None = None  # this request's voted score, where it has one
     error: str | None = None  # why no verdict came out of it (then it is never reused)
 
 
-class JudgeRecord(LeanModel):
+class JudgeRecord(Record, kw_only=True):
     """How a judged metric was judged for one case, and every verdict it used."""
 
     model: str
     prompt_version: str
     parser_version: str
     num_samples: int
-    generation_config: dict[str, Any] = Field(default_factory=dict)
+    generation_config: dict[str, Any] = msgspec.field(default_factory=dict)
     note: str | None = None  # e.g. safety_v1 is our own judge, not ADK's Vertex AI one
-    rubric_scores: list[dict[str, float | None]] = Field(default_factory=list)  # per run
-    verdicts: list[JudgeVerdict] = Field(default_factory=list)
+    rubric_scores: list[dict[str, float | None]] = msgspec.field(default_factory=list)  # per run
+    verdicts: list[JudgeVerdict] = msgspec.field(default_factory=list)
 
 
 def case_score(
@@ -169,18 +263,18 @@ def status_for(score: float | None, threshold: float) -> Status:
     return Status.PASSED if score >= threshold else Status.FAILED
 
 
-class MetricResult(LeanModel):
+class MetricResult(Record, kw_only=True):
     axis: Axis
     score: float | None  # mean over runs, ADK semantics; None = could not be computed
     threshold: float
     status: Status
-    runs: list[float | None] = Field(default_factory=list)  # per-run case scores
-    invocations: list[list[float | None]] = Field(default_factory=list)  # per run, per turn
+    runs: list[float | None] = msgspec.field(default_factory=list)  # per-run case scores
+    invocations: list[list[float | None]] = msgspec.field(default_factory=list)  # per run, per turn
     judge: JudgeRecord | None = None  # judged metrics: model, prompt version, verdicts
     error: str | None = None  # why it could not be computed
 
 
-class InformationalResult(LeanModel):
+class InformationalResult(Record, kw_only=True):
     """An informational metric's result (e.g. per_turn_user_simulator_quality_v1, which grades
     the user simulator, not the agent): recorded and shown, on no axis, never part of the
     case's status or of a regression. Its fields mean what MetricResult's do."""
@@ -188,33 +282,81 @@ class InformationalResult(LeanModel):
     score: float | None
     threshold: float
     status: Status
-    runs: list[float | None] = Field(default_factory=list)
-    invocations: list[list[float | None]] = Field(default_factory=list)
+    runs: list[float | None] = msgspec.field(default_factory=list)
+    invocations: list[list[float | None]] = msgspec.field(default_factory=list)
     judge: JudgeRecord | None = None
     error: str | None = None
 
 
-class Expected(LeanModel):
+class Expected(Record, kw_only=True):
     final_response: Content | None = None
-    tool_uses: list[FunctionCall] = Field(default_factory=list)
+    tool_uses: list[FunctionCall] = msgspec.field(default_factory=list)
 
 
-class Actual(LeanModel):
+class Actual(Record, kw_only=True):
     final_response: Content | None = None
-    tool_uses: list[FunctionCall] = Field(default_factory=list)
-    tool_responses: list[FunctionResponse] = Field(default_factory=list)
+    tool_uses: list[FunctionCall] = msgspec.field(default_factory=list)
+    tool_responses: list[FunctionResponse] = msgspec.field(default_factory=list)
 
 
-class InvocationRecord(LeanModel):
+class InvocationRecord(Record, kw_only=True):
     user_content: Content
     expected: Expected
     actual: Actual | None = None  # None: the run ended before this turn
     duration_s: float | None = None
 
 
-class RunRecord(LeanModel):
+_TURNS: Final = msgspec.json.Decoder(list[InvocationRecord])
+_TURNS_JSON: Final = msgspec.json.Encoder()
+
+if TYPE_CHECKING:
+    # A run's turns: decoded records, or (read from a file) their JSON, decoded on first use.
+    Turns = msgspec.Raw | list[InvocationRecord]
+else:
+    Turns = msgspec.Raw  # what msgspec decodes the field as: its JSON, kept as it is
+
+
+def behaviour_fingerprint(turns: Sequence[InvocationRecord]) -> str:
+    """What a run did, as one string: each finished turn's tool calls (name and arguments)
+    and its final answer text, hashed. Two runs with the same fingerprint behaved the same
+    to everything compare looks at (compare/divergence.py)."""
+    behaviour = [
+        [[[c.name, c.args] for c in inv.actual.tool_uses], _answer(inv.actual.final_response)]
+        for inv in turns
+        if inv.actual is not None
+    ]
+    text = _BEHAVIOUR_JSON.encode(behaviour)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def scenario_fingerprint(turns: Sequence[InvocationRecord], scores: dict[str, float | None]) -> str:
+    """A scenario run's behaviour (docs/statistics.md, "Simulated conversations"): its tool
+    calls over the conversation as a multiset, and its score on every metric, hashed; the
+    simulated user's words do not count."""
+    calls = sorted(
+        _BEHAVIOUR_JSON.encode([c.name, c.args])
+        for inv in turns
+        if inv.actual is not None
+        for c in inv.actual.tool_uses
+    )
+    text = _BEHAVIOUR_JSON.encode(["scenario", calls, scores])
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# json.dumps(turns, sort_keys=True, ensure_ascii=False), without a new encoder per call.
+_BEHAVIOUR_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def _answer(content: Content | None) -> str | None:
+    return None if content is None else content.text()
+
+
+class RunRecord(Record, kw_only=True):
     run: int
-    invocations: list[InvocationRecord]
+    # Its turns (`turns()` reads them): a Results read from a file keeps each run's turns
+    # as their JSON until something asks for them, so a comparison that needs only the
+    # fingerprints never builds them.
+    invocations: Turns
     error: str | None = None
     duration_s: float = 0.0
     # a confirmation re-run (compare/confirm.py): the regression it re-ran to confirm
@@ -222,6 +364,32 @@ class RunRecord(LeanModel):
     # a scenario case's run: why its simulated conversation ended (stop_signal: the user
     # simulator said it was done; turn_limit: max_allowed_invocations); None otherwise
     stop: str | None = None
+    # behaviour_fingerprint(turns), written by the score stage (None before it was
+    # recorded: then it is computed from the turns)
+    fingerprint: str | None = None
+
+    def turns(self, *, keep: bool = True) -> list[InvocationRecord]:
+        """The run's turns, decoded from their JSON on first use (and kept, unless `keep` is
+        False: a pass that only checks them). Raises msgspec.ValidationError when that
+        JSON is not a list of turns."""
+        turns = self.invocations
+        if isinstance(turns, msgspec.Raw):
+            turns = _TURNS.decode(turns)
+            if keep:
+                self.invocations = turns
+        return turns
+
+    def compact(self) -> None:
+        """Keep the run's turns as compact JSON of their own (checked by decoding them), so
+        that they no longer hold on to the whole file they were read from."""
+        if isinstance(self.invocations, msgspec.Raw):
+            self.invocations = msgspec.Raw(_TURNS_JSON.encode(_TURNS.decode(self.invocations)))
+
+    def behaviour(self) -> str:
+        """The run's behaviour fingerprint: as recorded, else computed from its turns."""
+        if self.fingerprint is not None:
+            return self.fingerprint
+        return behaviour_fingerprint(self.turns(keep=False))
 
 
 # Usage's counters (whole numbers that add up), by name.
@@ -241,7 +409,7 @@ USAGE_COUNTS = (
 )
 
 
-class Usage(LeanModel):
+class Usage(Record, kw_only=True):
     judge_calls: int = 0  # judge requests answered (retries not counted)
     judge_reused: int = 0  # judge requests not made: a verdict was reused
     prompt_tokens: int = 0  # the agent's own tokens, as its runner reported them
@@ -270,19 +438,19 @@ class Usage(LeanModel):
             self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
 
 
-class EfficiencyResult(LeanModel):
+class EfficiencyResult(Record, kw_only=True):
     """One of ADK's efficiency metrics for one case, over its finished runs: recorded and
     reported, never a pass or a fail of the case (a budget only fails the gate)."""
 
     score: Amount | None  # ADK's value, per turn: one run's mean, several runs' turns pooled
     total: Amount | None  # per case: each run's turns summed, the mean over the runs
-    runs: list[Amount | None] = Field(default_factory=list)  # per finished run, ADK's value
-    invocations: list[list[Amount | None]] = Field(default_factory=list)  # per run, per turn
+    runs: list[Amount | None] = msgspec.field(default_factory=list)  # per finished run
+    invocations: list[list[Amount | None]] = msgspec.field(default_factory=list)  # per turn
     budget: Amount | None = None  # --budget for this metric, if one was set
     over_budget: bool = False  # the total is above the budget
 
 
-class CaseResult(LeanModel):
+class CaseResult(Record, kw_only=True):
     eval_set_id: str
     eval_id: str
     file: str
@@ -294,14 +462,14 @@ class CaseResult(LeanModel):
     note: str | None = None  # why a case was not run or not evaluated
     # a conversation_scenario case: its user turns were simulated, nothing was expected
     scenario: bool = False
-    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    metrics: dict[str, MetricResult] = msgspec.field(default_factory=dict)
     # informational metrics: never gate, never change the case's status
-    informational: dict[str, InformationalResult] = Field(default_factory=dict)
-    runs: list[RunRecord] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)
+    informational: dict[str, InformationalResult] = msgspec.field(default_factory=dict)
+    runs: list[RunRecord] = msgspec.field(default_factory=list)
+    usage: Usage = msgspec.field(default_factory=Usage)
     duration_s: float = 0.0
     # ADK's efficiency metrics by name (empty when no run finished, or before they were recorded)
-    efficiency: dict[str, EfficiencyResult] = Field(default_factory=dict)
+    efficiency: dict[str, EfficiencyResult] = msgspec.field(default_factory=dict)
 
     @property
     def over_budget(self) -> list[str]:
@@ -313,31 +481,40 @@ class CaseResult(LeanModel):
         return CaseKey(self.eval_set_id, self.eval_id)
 
 
-class Timing(LeanModel):
-    started_at: datetime
-    finished_at: datetime
+class Timing(Record, kw_only=True):
+    started_at: Instant
+    finished_at: Instant
     duration_s: float
 
 
-class Results(LeanModel):
-    schema_: Literal["agent-eval-results/1"] = Field(SCHEMA, alias="schema")
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Results(Record, kw_only=True):
+    schema_: Literal["agent-eval-results/1"] = msgspec.field(default=SCHEMA, name="schema")
+    created_at: Instant = msgspec.field(default_factory=_now)
     tool_version: str
     adk_version: str | None = None
     partial: bool = False
-    source: Source = Field(default_factory=Source)
+    source: Source = msgspec.field(default_factory=Source)
     run_config: RunConfig
     shard: Shard | None = None
     eval_sets: list[EvalSetEntry]
     cases: list[CaseResult]
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
     timing: Timing
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
 
-    model_config = ConfigDict(populate_by_name=True)
+    @classmethod
+    def from_json(cls, data: bytes | str) -> Results:
+        """Results from JSON, types checked (msgspec.ValidationError, msgspec.DecodeError
+        otherwise); each run's turns stay JSON until read (RunRecord.turns). Reading a file
+        that may be bad input: compare/loading.py."""
+        return _RESULTS.decode(data)
 
     def dump_json(self) -> str:
-        return self.model_dump_json(by_alias=True, exclude_none=False, indent=1)
+        return dump_json(self)
 
     def write(self, path: Path) -> None:
         """Write atomically: a reader never sees half a file."""
@@ -347,8 +524,25 @@ class Results(LeanModel):
         tmp.replace(path)
 
 
+_RESULTS: Final = msgspec.json.Decoder(Results)
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def dump_json(record: msgspec.Struct) -> str:
+    """A record (Results, Diff) as the JSON written to files: one space of indentation."""
+    return msgspec.json.format(_ENCODER.encode(record), indent=1).decode("utf-8")
+
+
 def json_schema() -> dict[str, Any]:
-    schema = Results.model_json_schema(by_alias=True, mode="serialization")
+    (ref, _), defs = msgspec.json.schema_components([Results, InvocationRecord])
+    # a run's turns are kept as JSON when read (RunRecord.Turns): their schema is the list's
+    defs["RunRecord"]["properties"]["invocations"] = {
+        "type": "array",
+        "items": {"$ref": "#/$defs/InvocationRecord"},
+    }
+    # msgspec does not say which keys a dict of Literal keys takes
+    defs["GatePolicy"]["properties"]["min_delta"]["propertyNames"] = {"enum": list(AXES)}
+    schema = {**ref, "$defs": defs}
     schema["$id"] = "https://agent-eval-action/schemas/results.schema.json"
     schema["title"] = "agent-eval-action Results"
     return schema

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_eval_action.evalset.models import Content, FunctionCall
 from agent_eval_action.results import (
     Actual,
     CaseResult,
+    Content,
     EvalSetEntry,
     Expected,
+    FunctionCall,
     InvocationRecord,
     MetricResult,
     Results,

@@ -450,7 +450,7 @@ SERVER_WAIT_S = 60.0  # for serve-users to write its record once the agent stage
 
 def _diff(out_dir: Path) -> Diff:
     """The score stage's diff.json (it ran none of the PR's code)."""
-    return Diff.model_validate_json((out_dir / "diff.json").read_text(encoding="utf-8"))
+    return Diff.from_json((out_dir / "diff.json").read_bytes())
 
 
 MAX_TRACES_BYTES = 4 * 1024**3

@@ -122,8 +122,8 @@ def _with_policy(ctx: Context, results: Results) -> Results:
     policy of this step instead, the one later PRs are compared with ("policy differs")."""
     from ..pipeline.gate import gate_policy
 
-    config = results.run_config.model_copy(update={"gate": gate_policy(ctx.settings.gate)})
-    results = results.model_copy(update={"run_config": config})
+    config = results.run_config.replace(gate=gate_policy(ctx.settings.gate))
+    results = results.replace(run_config=config)
     results.write(ctx.out_dir / "results.json")
     return results
 
@@ -234,7 +234,7 @@ def mode_comment(ctx: Context) -> int:
         run_id=str(event.id),
         event=event.event,
     )
-    results = results.model_copy(update={"source": trusted})
+    results = results.replace(source=trusted)
     results.write(results_path)
     workflow = ctx.settings.baseline_workflow or (
         event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
@@ -275,7 +275,7 @@ def mode_merge(ctx: Context) -> int:
         )
     merged = merge(shards)  # a missing shard is InfrastructureError (exit 3)
     # the shards ran in this workflow run: where they ran is the runner's to say, not theirs
-    merged = merged.model_copy(update={"source": ctx.settings.github.source()})
+    merged = merged.replace(source=ctx.settings.github.source())
     merged.write(ctx.out_dir / "results.json")
     if merged.partial:
         raise InfrastructureError("a shard was cancelled: its results are partial (kept)")

@@ -28,7 +28,6 @@ from collections.abc import Iterable, Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
-from .divergence import _behaviour_text
 from .evidence import MainRuns, blame_level, main_runs, same_runs, unchanged_p
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
 
@@ -63,7 +62,7 @@ def original(case: CaseResult) -> CaseResult:
         if Status.NOT_EVALUATED in statuses or not statuses
         else Status.PASSED
     )
-    return case.model_copy(update={"metrics": metrics, "runs": runs, "status": status})
+    return case.replace(metrics=metrics, runs=runs, status=status)
 
 
 def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
@@ -71,9 +70,7 @@ def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
     turns = [metric.invocations[i] for i in kept if i < len(metric.invocations)]
     score = case_score(runs, turns)  # as the score stage scored the case, without re-runs
     status = status_for(score, metric.threshold)
-    return metric.model_copy(
-        update={"runs": runs, "invocations": turns, "score": score, "status": status}
-    )
+    return metric.replace(runs=runs, invocations=turns, score=score, status=status)
 
 
 def settle(
@@ -231,7 +228,7 @@ def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: P
 def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:
     """Two or more finished runs of the case in these Results, and all did the same thing."""
     fingerprints = [
-        _behaviour_text(run)
+        run.behaviour()
         for results in known
         for case in results.cases
         if case.key == key

@@ -14,8 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..evalset.models import Content, FunctionCall
-from ..results import Actual, CaseResult, InvocationRecord, RunRecord, Status
+from ..results import (
+    Actual,
+    CaseResult,
+    Content,
+    FunctionCall,
+    InvocationRecord,
+    RunRecord,
+    Status,
+)
 from .model import MetricDiff, TurnDiff
 
 
@@ -35,44 +42,14 @@ def _behaviour(actual: Actual) -> tuple[list[str], str | None]:
     return [call_text(c) for c in actual.tool_uses], _answer(actual.final_response)
 
 
-# json.dumps(turns, sort_keys=True, ensure_ascii=False), without a new encoder per call.
-_BEHAVIOUR_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-
-
-def _behaviour_text(run: RunRecord) -> str:
-    turns = [
-        [[[c.name, c.args] for c in inv.actual.tool_uses], _answer(inv.actual.final_response)]
-        for inv in run.invocations
-        if inv.actual is not None
-    ]
-    return _BEHAVIOUR_JSON.encode(turns)
-
-
-def _scenario_behaviour(case: CaseResult, index: int) -> str:
-    """A simulated run's fingerprint: its tool calls over the conversation (a multiset) and
-    its score on every metric."""
-    run = case.runs[index]
-    calls = sorted(
-        call_text(c) for inv in run.invocations if inv.actual for c in inv.actual.tool_uses
-    )
-    scores = {
-        name: metric.runs[index] if index < len(metric.runs) else None
-        for name, metric in case.metrics.items()
-    }
-    return _BEHAVIOUR_JSON.encode([calls, scores])
-
-
 def behaviour_varies(case: CaseResult) -> bool:
-    """Whether the finished runs of a case did different things, i.e. their fingerprints
-    differ (without hashing, and with nothing to do for a single run)."""
-    finished = [i for i, run in enumerate(case.runs) if run.error is None]
+    """Whether the finished runs of a case did different things, i.e. their behaviour
+    fingerprints differ (nothing to do for a single run)."""
+    finished = [run for run in case.runs if run.error is None]
     if len(finished) <= 1:
         return False
-    if case.scenario:
-        texts = {_scenario_behaviour(case, i) for i in finished}
-    else:
-        texts = {_behaviour_text(case.runs[i]) for i in finished}
-    return len(texts) > 1
+    first = finished[0].behaviour()
+    return any(run.behaviour() != first for run in finished[1:])
 
 
 def finished_runs(case: CaseResult) -> int:
@@ -109,8 +86,8 @@ def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> T
     if cur_run is None:
         return None
     base_run = _pick_run(base.runs, metric.baseline_runs, worst=False)
-    before_turns = base_run.invocations if base_run else []
-    finished = [(i, inv) for i, inv in enumerate(cur_run.invocations) if inv.actual is not None]
+    before_turns = base_run.turns() if base_run else []
+    finished = [(i, inv) for i, inv in enumerate(cur_run.turns()) if inv.actual is not None]
 
     def changed(index: int, inv: InvocationRecord) -> bool:
         before = before_turns[index].actual if index < len(before_turns) else None
@@ -134,7 +111,7 @@ def _scenario_divergence(
 ) -> TurnDiff:
     """The first turn where the simulated user said something else than in the baseline's
     run, or the agent did; the last finished turn when none differs."""
-    before_turns = base_run.invocations if base_run else []
+    before_turns = base_run.turns() if base_run else []
 
     def differs(index: int, inv: InvocationRecord) -> bool:
         if index >= len(before_turns) or before_turns[index].actual is None:
@@ -163,10 +140,10 @@ def first_failure(case: CaseResult, metrics: Sequence[MetricDiff]) -> TurnDiff |
     if case.status != Status.FAILED or not failed:
         return None
     run = _pick_run(case.runs, failed[0].current_runs, worst=True)
-    if run is None or not run.invocations:
+    if run is None or not run.turns():
         return None
     axes = list(dict.fromkeys(m.axis for m in failed))
-    finished = [(i, inv) for i, inv in enumerate(run.invocations) if inv.actual is not None]
+    finished = [(i, inv) for i, inv in enumerate(run.turns()) if inv.actual is not None]
     if case.scenario:
         diff = _turn_diff(run, _scenario_failure(case, failed, run, finished), None, None)
         diff.simulated = True
@@ -198,7 +175,7 @@ def _turn_diff(
     cur_run: RunRecord, turn: int, before: Actual | None, base_run: RunRecord | None
 ) -> TurnDiff:
     """One turn of the current run, against the baseline's (`before`) when there is one."""
-    inv = cur_run.invocations[turn]
+    inv = cur_run.turns()[turn]
     return TurnDiff(
         turn=turn,
         user_text=inv.user_content.text(),

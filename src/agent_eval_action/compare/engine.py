@@ -16,14 +16,10 @@ The rules (docs/statistics.md explains them in plain words):
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TypeVar
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..core import CaseKey
-from ..evalset.models import share_fields_set
 from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
@@ -75,8 +71,6 @@ _PRECEDENCE = [
     Change.UNCHANGED,
 ]
 
-_Diffs = TypeVar("_Diffs", CaseDiff, MetricDiff)
-
 
 def compare(
     current: Results,
@@ -92,44 +86,6 @@ def compare(
     """`history`: main's older baselines; with the baseline they are main's record of each
     case (how noisy it is, how often it failed: compare/evidence.py). `known_flaky`: more
     cases to treat as noisy on main."""
-    with paused_gc():
-        return _compare(
-            current,
-            baseline,
-            fail_on=fail_on,
-            min_delta=min_delta,
-            history=history,
-            known_flaky=known_flaky,
-            no_baseline_reason=no_baseline_reason,
-            accepted=accepted,
-        )
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector: a large suite's Results are millions of objects,
-    and each full collection, triggered again and again by the many small diff objects
-    made here (none of them cyclic, so reference counting frees them), walks them all."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _compare(
-    current: Results,
-    baseline: Results | None,
-    *,
-    fail_on: Sequence[str],
-    min_delta: Mapping[Axis, float] | None,
-    history: Sequence[Results],
-    known_flaky: Iterable[CaseKey],
-    no_baseline_reason: str | None,
-    accepted: bool,
-) -> Diff:
     config = current.run_config
     two_step = config.num_runs == 1 and bool(config.confirm_runs)  # a suite round may run
     policy = Policy(
@@ -204,32 +160,22 @@ def _baseline_info(baseline: Results) -> BaselineInfo:
     )
 
 
-def _lean(diff: _Diffs) -> _Diffs:
-    """Every field is given where a diff of a case or metric is made, so that its
-    `model_fields_set` can be its class's one: otherwise those sets are half the diff's
-    memory (30 of 62 MB for 10,000 cases x 3 metrics)."""
-    share_fields_set(diff)
-    return diff
-
-
 def _case_shell(case: CaseResult, change: Change, baseline: CaseResult | None = None) -> CaseDiff:
-    return _lean(
-        CaseDiff(
-            eval_set_id=case.eval_set_id,
-            eval_id=case.eval_id,
-            file=case.file,
-            line=case.line,
-            change=change,
-            pattern=None,
-            axes={},
-            baseline_status=baseline.status if baseline else None,
-            current_status=case.status,
-            flaky=False,
-            likely_noise=False,
-            metrics=[],
-            divergence=None,
-            notes=[],
-        )
+    return CaseDiff(
+        eval_set_id=case.eval_set_id,
+        eval_id=case.eval_id,
+        file=case.file,
+        line=case.line,
+        change=change,
+        pattern=None,
+        axes={},
+        baseline_status=baseline.status if baseline else None,
+        current_status=case.status,
+        flaky=False,
+        likely_noise=False,
+        metrics=[],
+        divergence=None,
+        notes=[],
     )
 
 
@@ -246,23 +192,21 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
 def _one_sided(
     name: str, metric: MetricResult, change: Change, *, baseline: bool = False
 ) -> MetricDiff:
-    return _lean(
-        MetricDiff(
-            metric=name,
-            axis=metric.axis,
-            baseline_score=metric.score if baseline else None,
-            current_score=None if baseline else metric.score,
-            delta=None,
-            baseline_status=metric.status if baseline else None,
-            current_status=None if baseline else metric.status,
-            threshold=metric.threshold,
-            baseline_runs=metric.runs if baseline else [],
-            current_runs=[] if baseline else metric.runs,
-            noisy=False,
-            p_value=None,
-            change=change,
-            reason="",
-        )
+    return MetricDiff(
+        metric=name,
+        axis=metric.axis,
+        baseline_score=metric.score if baseline else None,
+        current_score=None if baseline else metric.score,
+        delta=None,
+        baseline_status=metric.status if baseline else None,
+        current_status=None if baseline else metric.status,
+        threshold=metric.threshold,
+        baseline_runs=metric.runs if baseline else [],
+        current_runs=[] if baseline else metric.runs,
+        noisy=False,
+        p_value=None,
+        change=change,
+        reason="",
     )
 
 
@@ -389,23 +333,21 @@ def _compare_metric(
         )
         return diff
     noisy = behaviour_noisy or _scores_vary(base) or _scores_vary(cur)
-    diff = _lean(
-        MetricDiff(
-            metric=name,
-            axis=cur.axis,
-            baseline_score=base.score,
-            current_score=cur.score,
-            delta=None if cur.score is None else cur.score - base.score,
-            baseline_status=base.status,
-            current_status=cur.status,
-            threshold=cur.threshold,
-            baseline_runs=base.runs,
-            current_runs=cur.runs,
-            noisy=noisy,
-            p_value=None,
-            change=Change.UNCHANGED,
-            reason="",
-        )
+    diff = MetricDiff(
+        metric=name,
+        axis=cur.axis,
+        baseline_score=base.score,
+        current_score=cur.score,
+        delta=None if cur.score is None else cur.score - base.score,
+        baseline_status=base.status,
+        current_status=cur.status,
+        threshold=cur.threshold,
+        baseline_runs=base.runs,
+        current_runs=cur.runs,
+        noisy=noisy,
+        p_value=None,
+        change=Change.UNCHANGED,
+        reason="",
     )
     if cur.score is None:
         diff.change, diff.reason = (

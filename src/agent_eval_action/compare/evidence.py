@@ -18,7 +18,6 @@ import numpy as np
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results
-from .divergence import _behaviour_text
 
 # Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
 # compared); the suite-level test holds its own 0.75%, so together they stay within 1%.
@@ -64,7 +63,7 @@ def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
 
 def add_runs(main: MainRuns, case: CaseResult) -> None:
     kept = [i for i, run in enumerate(case.runs) if run.error is None and run.confirms is None]
-    main.behaviours.extend(_behaviour_text(case.runs[i]) for i in kept)
+    main.behaviours.extend(case.runs[i].behaviour() for i in kept)
     main.passed.extend(passes(case, kept))
 
 
@@ -107,5 +106,5 @@ def blame_level(family: int) -> float:
 def same_runs(case: CaseResult) -> str | None:
     """The one behaviour of all the case's finished runs here (re-runs included), or None
     when they differ or none finished."""
-    seen = {_behaviour_text(run) for run in case.runs if run.error is None}
+    seen = {run.behaviour() for run in case.runs if run.error is None}
     return next(iter(seen)) if len(seen) == 1 else None

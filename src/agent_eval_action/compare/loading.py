@@ -4,24 +4,26 @@ A current Results that cannot be read is bad input (exit 2). A baseline that is
 missing, unreadable or of a newer schema is "no baseline", said loudly, never a
 crash (docs/cli.md): the comparison then falls back to thresholds.
 
+Results are decoded by msgspec straight into their records (results.py), each run's
+turns kept as JSON until something reads them; a file it refuses is read again the
+slow way (json, then the path msgspec named) only to say what is wrong with it.
 Every Results read here is also checked by compare/sanity.py (finite numbers of sensible
 size, printable ids and paths): one that fails is refused like one that does not parse.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
 from ..errors import InputError
-from ..files import decode, jsonpos, read_bytes
+from ..files import decode, jsonpos, read_bytes, utf8_bytes
 from ..files.jsonpos import one_line
-from ..results import SCHEMA, CaseResult, Results
+from ..results import SCHEMA, Results
 from .sanity import ResultsRefused, check_results, check_text
 
 # Results grow with cases x runs x turns: 10,000 cases of 3 runs of 1-3 turns are ~70 MiB,
@@ -36,12 +38,18 @@ class BaselineUnusable(Exception):
 
 
 def _parse(path: Path, display: str) -> Results:
-    text = decode(read_bytes(path, display, MAX_RESULTS_BYTES), display)
-    check_text(text, display)
-    results = _parse_lean(text, display)
-    if results is None:
-        results = _parse_whole(text, display)
-    check_results(results, display)
+    # bytes, never a str of the whole as well: each run's turns stay JSON in them (Raw)
+    data = utf8_bytes(read_bytes(path, display, MAX_RESULTS_BYTES), display)
+    check_text(data, display)
+    try:
+        results = Results.from_json(data)
+    except msgspec.MsgspecError as err:
+        raise _explain(decode(data, display), display, err) from None
+    del data
+    check_results(results, display)  # each run's turns are checked here (types, then values)
+    for case in results.cases:
+        for run in case.runs:
+            run.compact()  # then let the file's bytes go
     return results
 
 
@@ -56,121 +64,42 @@ def _check_schema(schema: Any, display: str) -> None:
         raise BaselineUnusable(f"written by a newer agent-eval-action (schema {schema})")
 
 
-def _parse_whole(text: str, display: str) -> Results:
-    """The reference reading: the whole document as Python objects, then validated."""
+_AT = re.compile(r"^(?P<why>.*) - at `\$(?P<path>[^`]*)`$", re.S)
+
+
+def _explain(text: str, display: str, err: msgspec.MsgspecError) -> Exception:
+    """Why a Results that msgspec refused is bad, as before: a JSON error first (at its
+    line), then the schema's, then a number beyond a float's range (1e999 reads as
+    infinity), then what msgspec named (the slow reading, only for a file the fast one
+    refused)."""
     data = jsonpos.loads(text, display)
     _check_schema(data.get("schema") if isinstance(data, dict) else None, display)
-    try:
-        return Results.model_validate(data)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(one_line(f"invalid Results: {where}: {first['msg']}"), display) from None
+    infinite = _first_infinite(data)
+    if infinite is not None:
+        where, value = infinite
+        return ResultsRefused(
+            one_line(f"refused Results: {where}: {value!r} is not a finite number"), display
+        )
+    match = _AT.match(str(err))
+    why, path = (match["why"], match["path"]) if match else (str(err), "")
+    where = path.removeprefix(".") or "the document"
+    if "out of range" in why:
+        return ResultsRefused(one_line(f"refused Results: {where}: {why}"), display)
+    return InputError(one_line(f"invalid Results: {where}: {why}"), display)
 
 
-class _NotJson(ValueError):
-    """NaN, Infinity or -Infinity: jsonpos.loads refuses them."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotJson(name)
-
-
-_SPACE = re.compile(r"[ \t\n\r]*")  # json's whitespace
-
-
-def _decoder() -> json.JSONDecoder:
-    """json.loads' own scanner (jsonpos.loads uses it, with the same refusal of NaN and
-    Infinity), keeping one copy of each short string: json shares an object's keys only
-    within one document, and here each case is one (10 MB of copies per 10,000 cases)."""
-    memo: dict[str, str] = {}
-    share = memo.setdefault
-
-    def shared(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        return {
-            share(k, k): share(v, v) if type(v) is str and len(v) <= 64 else v for k, v in pairs
-        }
-
-    return json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=shared)
-
-
-def _parse_lean(text: str, display: str) -> Results | None:
-    """The Results read one case at a time, never holding the whole document as Python
-    objects (for 10,000 cases those are 4 times the file's size), or None when anything
-    is unusual: then _parse_whole reads it, and says what is wrong, as before.
-
-    json.loads' scanner reads each value; this walks the top-level object and its "cases"
-    array, validating each case as it is read. "schema" must come before "cases" (as
-    Results.write puts it): under a schema this cannot read, the cases are only scanned.
-    The outcome is _parse_whole's: a JSON error first (None), then the schema's, then
-    validation's (None).
-    """
-    scan = _decoder().raw_decode
-    try:
-        at = _skip(text, 0)
-        if not text.startswith("{", at):
-            return None
-        top: dict[str, Any] = {}
-        at = _skip(text, at + 1)
-        while text.startswith('"', at):
-            key, at = scan(text, at)
-            at = _skip(text, at)
-            if key in top or not text.startswith(":", at):
-                return None  # json.loads keeps the last of duplicate keys: let it
-            at = _skip(text, at + 1)
-            if key != "cases":
-                top[key], at = scan(text, at)
-            elif "schema" not in top or not text.startswith("[", at):
-                return None
-            else:
-                top[key], at = _scan_cases(scan, text, at + 1, _readable(top["schema"]))
-            at = _skip(text, at)
-            if text.startswith(",", at):
-                at = _skip(text, at + 1)
-            elif text.startswith("}", at) and _skip(text, at + 1) == len(text):
-                if "cases" not in top:
-                    return None
-                _check_schema(top["schema"], display)
-                return Results.model_validate(top)
-            else:
-                return None
-        return None
-    except (ValueError, RecursionError):  # a JSONDecodeError or a ValidationError among them
-        return None
-
-
-def _skip(text: str, at: int) -> int:
-    """Where the JSON white space starting at `at` ends."""
-    end = _SPACE.match(text, at)
-    assert end is not None  # the pattern matches the empty string too
-    return end.end()
-
-
-def _readable(schema: Any) -> bool:
-    match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
-    return match is not None and int(match.group(1)) <= CURRENT_VERSION
-
-
-def _scan_cases(
-    scan: Callable[[str, int], tuple[Any, int]], text: str, at: int, validate: bool
-) -> tuple[list[CaseResult], int]:
-    """The cases of the array whose "[" ends at `at`, validated (else only scanned: then
-    none are kept), and where the array ends."""
-    cases: list[CaseResult] = []
-    at = _skip(text, at)
-    if text.startswith("]", at):
-        return cases, at + 1
-    while True:
-        case, at = scan(text, at)
-        if validate:
-            cases.append(CaseResult.model_validate(case))
-        del case
-        at = _skip(text, at)
-        if text.startswith("]", at):
-            return cases, at + 1
-        if not text.startswith(",", at):
-            raise ValueError("not a JSON array")
-        at = _skip(text, at + 1)
+def _first_infinite(data: Any) -> tuple[str, float] | None:
+    """Where the first infinite number of a JSON document is, and it."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return where or "the document", item
+        if isinstance(item, dict):
+            stack.extend((f"{where}.{k}" if where else k, v) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return None
 
 
 def load_results(path: str) -> Results:

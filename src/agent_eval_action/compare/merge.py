@@ -81,17 +81,15 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
         usage.add(case.usage)
     started = min(r.timing.started_at for _, r in shards)
     finished = max(r.timing.finished_at for _, r in shards)
-    return first.model_copy(
-        update={
-            "partial": any(r.partial for _, r in shards),
-            "shard": None,
-            "cases": cases,
-            "usage": usage,
-            "timing": Timing(
-                started_at=started,
-                finished_at=finished,
-                duration_s=(finished - started).total_seconds(),
-            ),
-            "warnings": list(dict.fromkeys(w for _, r in shards for w in r.warnings)),
-        }
+    return first.replace(
+        partial=any(r.partial for _, r in shards),
+        shard=None,
+        cases=cases,
+        usage=usage,
+        timing=Timing(
+            started_at=started,
+            finished_at=finished,
+            duration_s=(finished - started).total_seconds(),
+        ),
+        warnings=list(dict.fromkeys(w for _, r in shards for w in r.warnings)),
     )

@@ -1,7 +1,7 @@
 """The Diff: what changed between a baseline Results and the current one (schema "agent-eval-diff/1").
 
 Pure data, serialisable and versioned, so reports and the action render it and
-other tools can read it.
+other tools can read it. Records, like the Results (msgspec Structs: results.py).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Final, Literal
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from ..core import Axis
-from ..results import Source, Status
+from ..results import Instant, Record, Source, Status, dump_json
 
 DIFF_SCHEMA: Final = "agent-eval-diff/1"
 
@@ -45,7 +45,7 @@ class Pattern(StrEnum):
     BOTH = "both"
 
 
-class MetricDiff(BaseModel):
+class MetricDiff(Record, kw_only=True):
     metric: str
     axis: Axis
     baseline_score: float | None
@@ -54,8 +54,8 @@ class MetricDiff(BaseModel):
     baseline_status: Status | None
     current_status: Status | None
     threshold: float | None
-    baseline_runs: list[float | None] = Field(default_factory=list)
-    current_runs: list[float | None] = Field(default_factory=list)
+    baseline_runs: list[float | None] = msgspec.field(default_factory=list)
+    current_runs: list[float | None] = msgspec.field(default_factory=list)
     noisy: bool = False  # runs disagree on either side
     # a flip or drop seen in one run of a case that varies on main: what it would be if
     # confirmation re-runs showed it again (compare/confirm.py)
@@ -65,7 +65,7 @@ class MetricDiff(BaseModel):
     reason: str = ""  # one line: why this change was decided
 
 
-class TurnDiff(BaseModel):
+class TurnDiff(Record, kw_only=True):
     """The first turn where the current behaviour departs, with its tool calls side by side."""
 
     turn: int  # 0-based
@@ -84,7 +84,7 @@ class TurnDiff(BaseModel):
     baseline_user_text: str | None = None
 
 
-class Confirmation(BaseModel):
+class Confirmation(Record, kw_only=True):
     """Re-runs of a regressed case (compare/confirm.py): how many, and how many showed the
     regression again."""
 
@@ -92,7 +92,7 @@ class Confirmation(BaseModel):
     reproduced: int
 
 
-class CaseRef(BaseModel):
+class CaseRef(Record, kw_only=True):
     """A case as the baseline knew it: a renamed case's old identity, or a baseline case the
     current selection left out."""
 
@@ -103,28 +103,28 @@ class CaseRef(BaseModel):
     status: Status | None = None  # on the baseline
 
 
-class CaseDiff(BaseModel):
+class CaseDiff(Record, kw_only=True):
     eval_set_id: str
     eval_id: str
     file: str
     line: int
     change: Change
     pattern: Pattern | None = None
-    axes: dict[Axis, Change] = Field(default_factory=dict)
+    axes: dict[Axis, Change] = msgspec.field(default_factory=dict)
     baseline_status: Status | None
     current_status: Status | None
     flaky: bool = False
     likely_noise: bool = False  # a flip or drop that the noise seen explains
-    metrics: list[MetricDiff] = Field(default_factory=list)
+    metrics: list[MetricDiff] = msgspec.field(default_factory=list)
     divergence: TurnDiff | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     confirmation: Confirmation | None = None
     # the same case (the same content, case_sha256) under another id on the baseline:
     # compared with that, never counted as removed and added
     renamed_from: CaseRef | None = None
 
 
-class SuiteTest(BaseModel):
+class SuiteTest(Record, kw_only=True):
     """The paired test over noisy cases: did they get worse together?"""
 
     axis: Axis
@@ -140,7 +140,7 @@ class SuiteTest(BaseModel):
     first_p_value: float | None = None
 
 
-class Sensitivity(BaseModel):
+class Sensitivity(Record, kw_only=True):
     """What the suite-level test on one axis can detect in this suite (an estimate)."""
 
     axis: Axis
@@ -150,7 +150,7 @@ class Sensitivity(BaseModel):
     smallest: float | None  # the smallest such drop caught 80% of the time; None: none is
 
 
-class Policy(BaseModel):
+class Policy(Record, kw_only=True):
     fail_on: list[str]
     min_delta: dict[Axis, float]
     case_alpha: float
@@ -161,7 +161,7 @@ class Policy(BaseModel):
     suite_round_alpha: float = 0.0
 
 
-class Verdict(BaseModel):
+class Verdict(Record, kw_only=True):
     passed: bool
     reasons: list[str]  # why it failed (or what it would have failed on, when policy is never)
     counts: dict[str, int]
@@ -170,12 +170,12 @@ class Verdict(BaseModel):
     accepted: bool = False
     # said at the top, with the verdict: what the verdict alone does not show (removed
     # cases, cases the selection left out, a baseline of another agent or another policy)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
     # the policies that decided: fail_on as given, or `threshold` without a baseline
-    decided_by: list[str] = Field(default_factory=list)
+    decided_by: list[str] = msgspec.field(default_factory=list)
 
 
-class EfficiencyFigure(BaseModel):
+class EfficiencyFigure(Record, kw_only=True):
     """One of ADK's efficiency metrics over the suite: the mean of the per-case totals,
     over the cases both sides measured when there is a baseline."""
 
@@ -185,7 +185,7 @@ class EfficiencyFigure(BaseModel):
     cases: int  # the cases averaged
 
 
-class EfficiencyChange(BaseModel):
+class EfficiencyChange(Record, kw_only=True):
     """One efficiency metric of one case: its per-case total on each side, and its budget."""
 
     metric: str
@@ -194,54 +194,57 @@ class EfficiencyChange(BaseModel):
     budget: float | None = None
 
 
-class CaseEfficiency(BaseModel):
+class CaseEfficiency(Record, kw_only=True):
     """A case whose efficiency is worth a note: a total that moved a lot, or a budget exceeded."""
 
     eval_set_id: str
     eval_id: str
     file: str
     line: int
-    changed: list[EfficiencyChange] = Field(default_factory=list)
-    over_budget: list[EfficiencyChange] = Field(default_factory=list)
+    changed: list[EfficiencyChange] = msgspec.field(default_factory=list)
+    over_budget: list[EfficiencyChange] = msgspec.field(default_factory=list)
 
 
-class EfficiencyDiff(BaseModel):
+class EfficiencyDiff(Record, kw_only=True):
     """ADK's efficiency metrics (informational): the suite's figures, and the cases whose
     figures changed a lot against the baseline or exceeded a budget (compare/efficiency.py)."""
 
-    suite: list[EfficiencyFigure] = Field(default_factory=list)
-    cases: list[CaseEfficiency] = Field(default_factory=list)
+    suite: list[EfficiencyFigure] = msgspec.field(default_factory=list)
+    cases: list[CaseEfficiency] = msgspec.field(default_factory=list)
 
 
-class BaselineInfo(BaseModel):
+class BaselineInfo(Record, kw_only=True):
     source: Source
-    created_at: datetime
+    created_at: Instant
     tool_version: str
     adk_version: str | None
     num_runs: int
 
 
-class Diff(BaseModel):
-    schema_: Literal["agent-eval-diff/1"] = Field(DIFF_SCHEMA, alias="schema")
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+class Diff(Record, kw_only=True):
+    schema_: Literal["agent-eval-diff/1"] = msgspec.field(default=DIFF_SCHEMA, name="schema")
+    created_at: Instant = msgspec.field(default_factory=lambda: datetime.now(UTC))
     baseline: BaselineInfo | None  # None: no usable baseline (see notes)
     current: Source
     policy: Policy
     verdict: Verdict
-    notes: list[str] = Field(default_factory=list)  # comparability, said once for the suite
-    suite_tests: list[SuiteTest] = Field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)  # comparability, said once for the suite
+    suite_tests: list[SuiteTest] = msgspec.field(default_factory=list)
     # per axis, what the suite-level test could detect here (docs/statistics.md)
-    sensitivity: list[Sensitivity] = Field(default_factory=list)
+    sensitivity: list[Sensitivity] = msgspec.field(default_factory=list)
     cases: list[CaseDiff]
     # baseline cases the current selection left out (`FILE:id`, narrower eval paths): not
     # run, never counted as removed (docs/statistics.md, "Removed, renamed and not run")
-    not_run: list[CaseRef] = Field(default_factory=list)
+    not_run: list[CaseRef] = msgspec.field(default_factory=list)
     # False: the baseline and this run have no case in common; nothing was compared
     comparable: bool = True
     # ADK's efficiency metrics; None when no case recorded them (Results before they were)
     efficiency: EfficiencyDiff | None = None
 
-    model_config = {"populate_by_name": True}
+    @classmethod
+    def from_json(cls, data: bytes | str) -> Diff:
+        """A Diff from JSON (msgspec.ValidationError or DecodeError when it is not one)."""
+        return msgspec.json.decode(data, type=cls)
 
     def dump_json(self) -> str:
-        return self.model_dump_json(by_alias=True, indent=1)
+        return dump_json(self)

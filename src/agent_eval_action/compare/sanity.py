@@ -1,7 +1,7 @@
 """What every Results must be before anything computes with it or shows it (docs/security.md).
 
 A Results file may come from a fork's run (the fork-safe pair's artifact, a shard) or be
-written by PR code (the eval child runs it), so pydantic's types are not enough: a score of
+written by PR code (the eval child runs it), so the records' types are not enough: a score of
 1e308 overflows the report's arithmetic, a NUL in a file name breaks the path handling of
 the check run, a control character in an eval id breaks the lines it is shown on. Here:
 
@@ -27,9 +27,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import msgspec
+
 from ..errors import InputError
 from ..files.jsonpos import one_line
-from ..results import USAGE_COUNTS, CaseResult, MetricResult, Results
+from ..results import USAGE_COUNTS, CaseResult, InvocationRecord, MetricResult, Results, RunRecord
 
 MAX_MAGNITUDE = 1e12  # far above any score, duration or cost; far below float overflow
 MAX_COUNT = 2**53  # tokens, calls, lines, run and turn numbers: exact as floats
@@ -46,6 +48,7 @@ Bounded = Callable[[str], bool]
 
 # A \uD800-\uDFFF escape, with the backslashes before it (an even run escapes itself)
 _SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode("ascii"))
 
 
 class ResultsRefused(InputError):
@@ -141,7 +144,8 @@ class _Checker:
         self.usage(results.usage, "usage")
         self.number(results.timing.duration_s, "timing.duration_s")
         for i, case in enumerate(results.cases):
-            self.case(case, f"cases[{i}]")
+            if not _case_is_sane(case):  # then say what is wrong (else it is quick)
+                self.case(case, f"cases[{i}]")
 
     def run_inputs(self, results: Results) -> None:
         """The selection and the gate's policy a run records (shown in the report's notes)."""
@@ -195,8 +199,19 @@ class _Checker:
         for run in case.runs:
             self.count(run.run, f"{where}: run")
             self.number(run.duration_s, f"{where}: run {run.run} duration_s")
-            for turn in run.invocations:
+            self.text(run.fingerprint, f"{where}: run {run.run} fingerprint")
+            for turn in self.turns(run, f"{where}: run {run.run}"):
                 self.number(turn.duration_s, f"{where}: run {run.run} turn duration_s")
+
+    def turns(self, run: RunRecord, where: str) -> list[InvocationRecord]:
+        """A run's turns, their types checked (a Results read from a file keeps them as
+        JSON: decoded here, and let go again)."""
+        try:
+            return run.turns(keep=False)
+        except msgspec.ValidationError as err:
+            raise InputError(
+                one_line(f"invalid Results: {where} invocations: {err}"), self.display
+            ) from None
 
     def scores(self, metric: MetricResult, where: str, *, unit: bool = False) -> None:
         self.number(metric.score, f"{where}.score", unit=unit)
@@ -228,26 +243,76 @@ class _Checker:
             self.number(verdict.score, f"{where}.judge.verdicts.score")
 
 
-def check_text(text: str, display: str) -> None:
-    """Raise ResultsRefused when the JSON text escapes a lone surrogate: a high half not
-    followed by a low one, or a low half on its own. (Raw surrogates cannot get this far:
-    the file is read as strict UTF-8.)"""
-    if "\\u" not in text:
+def _numbers_sane(values: Iterable[float | None]) -> bool:
+    """Each None, or finite and at most MAX_MAGNITUDE in size (NaN compares false)."""
+    return all(v is None or -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE for v in values)
+
+
+def _counts_sane(values: Iterable[int | None]) -> bool:
+    return all(v is None or 0 <= v <= MAX_COUNT for v in values)
+
+
+def _case_is_sane(case: CaseResult) -> bool:
+    """_Checker.case's checks without their messages, each turn's types checked too: one
+    pass over a sane case (nearly every case), the checker's only over one that is not."""
+    ids = (case.eval_set_id, case.eval_id, case.case_sha256, case.content_sha256 or "")
+    if max(map(len, ids)) > MAX_ID_CHARS or len(case.file) > MAX_PATH_CHARS:
+        return False
+    if any(len(name) > MAX_ID_CHARS for name in (*case.metrics, *case.efficiency)):
+        return False
+    if _UNSAFE.search("".join((*ids, case.file, *case.metrics, *case.efficiency))) is not None:
+        return False
+    usage = case.usage
+    if not _counts_sane(getattr(usage, name) for name in USAGE_COUNTS):
+        return False
+    numbers = [case.duration_s, usage.cost_usd]
+    counts = [case.line]
+    for metric in case.metrics.values():
+        if metric.judge is not None:
+            return False  # rare enough to be checked the long way
+        numbers += (metric.score, metric.threshold, *metric.runs)
+        for turns in metric.invocations:
+            numbers += turns
+    for result in case.efficiency.values():
+        numbers += (result.score, result.total, result.budget, *result.runs)
+        for turns in result.invocations:
+            numbers += turns
+    for run in case.runs:
+        counts.append(run.run)
+        numbers.append(run.duration_s)
+        fingerprint = run.fingerprint or ""
+        if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:
+            return False
+        try:
+            numbers += (turn.duration_s for turn in run.turns(keep=False))
+        except msgspec.ValidationError:
+            return False
+    return _numbers_sane(numbers) and _counts_sane(counts)
+
+
+def check_text(text: str | bytes, display: str) -> None:
+    """Raise ResultsRefused when the JSON text (or its UTF-8 bytes) escapes a lone
+    surrogate: a high half not followed by a low one, or a low half on its own. (Raw
+    surrogates cannot get this far: the file is read as strict UTF-8.)"""
+    pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES
+    if ("\\u" if isinstance(text, str) else b"\\u") not in text:  # type: ignore[operator]
         return
     paired_up_to = -1
-    for match in _SURROGATE_ESCAPE.finditer(text):
+    for match in pattern.finditer(text):  # type: ignore[arg-type]
         if len(match.group(1)) % 2 == 0 or match.start(2) - 2 < paired_up_to:
             continue  # an escaped backslash and then "u...", or the low half of a pair
         half = int(match.group(2), 16)
-        after = _SURROGATE_ESCAPE.match(text, match.end())
+        after = pattern.match(text, match.end())  # type: ignore[arg-type]
         low = after is not None and len(after.group(1)) == 1 and int(after.group(2), 16) >= 0xDC00
         if half < 0xDC00 and after is not None and low:
             paired_up_to = after.end()
             continue
-        line = text.count("\n", 0, match.start()) + 1
+        newline = "\n" if isinstance(text, str) else b"\n"
+        line = text.count(newline, 0, match.start()) + 1  # type: ignore[arg-type]
+        digits = match.group(2)
+        digits = digits if isinstance(digits, str) else digits.decode("ascii")
         raise ResultsRefused(
-            f"refused Results: line {line}: \\u{match.group(2)} is half of a UTF-16 pair, "
-            "not a character",
+            f"refused Results: line {line}: \\u{digits} is half of a UTF-16 pair, not a character",
             display,
         )
 

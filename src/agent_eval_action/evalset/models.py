@@ -24,82 +24,15 @@ from pydantic.alias_generators import to_camel
 # camelCase is accepted on input only; output is always snake_case, as ADK writes it.
 _CAMEL_IN = AliasGenerator(validation_alias=to_camel)
 
-# Per model class, the set of all its fields, or None where it takes extra keys.
-_ALL_FIELDS: dict[type, set[str] | None] = {}
-_object_setattr = object.__setattr__
 
-
-def _all_fields(cls: type[BaseModel]) -> set[str] | None:
-    try:
-        return _ALL_FIELDS[cls]
-    except KeyError:
-        every = None if cls.model_config.get("extra") == "allow" else set(cls.model_fields)
-        return _ALL_FIELDS.setdefault(cls, every)
-
-
-def share_fields_set(model: BaseModel) -> None:
-    """Give a model that has every field set the one `model_fields_set` of its class.
-
-    Pydantic gives each instance its own set of the fields it was given: in a large
-    Results (hundreds of thousands of instances) those sets were 40% of the memory.
-    Sharing is safe: pydantic only ever adds a field's name to that set (on assignment),
-    and every name is in it already; models taking extra keys (whose names it would
-    add) keep their own.
-    """
-    every = _all_fields(type(model))
-    if every is not None and model.__pydantic_fields_set__ == every:
-        _object_setattr(model, "__pydantic_fields_set__", every)
-
-
-class _SharedFieldsSet(set):
-    """The `model_fields_set` of LeanModel instances given the same fields (not all of
-    them): an instance copies it before an assignment adds to it."""
-
-    __slots__ = ()
-
-
-_SHARED_FIELDS_SETS: dict[tuple[type, frozenset[str]], _SharedFieldsSet] = {}
-_MAX_SHARED_FIELDS_SETS = 4096  # extra keys are the input's: keep their count bounded
-
-
-class LeanModel(BaseModel):
-    """A model whose instances given the same fields share one `model_fields_set`.
-
-    Given every field, the class's one (see share_fields_set); given some, one shared
-    with the instances given the same ones, which an instance copies before an
-    assignment can add to it (model_copy copies it anyway).
-    """
-
-    def model_post_init(self, context: Any, /) -> None:
-        fields = self.__pydantic_fields_set__
-        cls = type(self)
-        every = _ALL_FIELDS[cls] if cls in _ALL_FIELDS else _all_fields(cls)
-        if fields == every:
-            _object_setattr(self, "__pydantic_fields_set__", every)
-            return
-        key = (cls, frozenset(fields))
-        shared = _SHARED_FIELDS_SETS.get(key)
-        if shared is None:
-            if len(_SHARED_FIELDS_SETS) >= _MAX_SHARED_FIELDS_SETS:
-                return
-            shared = _SHARED_FIELDS_SETS[key] = _SharedFieldsSet(fields)
-        _object_setattr(self, "__pydantic_fields_set__", shared)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        fields = self.__pydantic_fields_set__
-        if type(fields) is _SharedFieldsSet:
-            _object_setattr(self, "__pydantic_fields_set__", set(fields))
-        super().__setattr__(name, value)
-
-
-class _Model(LeanModel):
+class _Model(BaseModel):
     """Snake or camel keys in, snake keys out; unknown keys rejected (ADK's default)."""
 
     model_config = ConfigDict(alias_generator=_CAMEL_IN, populate_by_name=True, extra="forbid")
 
 
 class _Sparse(_Model):
-    """Serialised without its unset (None) fields: Results hold many of these."""
+    """Serialised without its unset (None) fields, as ADK writes them."""
 
     # No return annotation: pydantic would take it for the serialised JSON schema.
     @model_serializer(mode="wrap")
@@ -144,26 +77,6 @@ class Part(_Sparse):
     audio_transcription: Any = None
     media_processing: Any = None
     speech_metadata: Any = None
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Keep only the four interpreted fields, and the others that are not None, in the
-        instance's __dict__: with all 17 it was 60% of a Part's memory. Reading an absent
-        one gives None (__getattr__); a dump leaves None out anyway (_Sparse), and
-        validation, errors and the JSON Schema still see all 17 fields."""
-        super().model_post_init(context)
-        values = self.__dict__
-        if len(values) > len(_PART_KEPT):
-            kept = {k: v for k, v in values.items() if v is not None or k in _PART_KEPT}
-            _object_setattr(self, "__dict__", kept)
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _PART_OTHERS:
-            return None
-        return super().__getattr__(name)  # type: ignore[misc]
-
-
-_PART_KEPT = frozenset({"text", "thought", "function_call", "function_response"})
-_PART_OTHERS = frozenset(Part.model_fields) - _PART_KEPT
 
 
 class Content(_Model):

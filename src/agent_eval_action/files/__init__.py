@@ -5,6 +5,6 @@ This package sits at the bottom of the package (with errors and core): eval file
 configs, Results, baselines, traces and GitHub event files are all read through it.
 """
 
-from .reading import MAX_FILE_BYTES, decode, read_bytes, read_text, sha256
+from .reading import MAX_FILE_BYTES, decode, read_bytes, read_text, sha256, utf8_bytes
 
-__all__ = ["MAX_FILE_BYTES", "decode", "read_bytes", "read_text", "sha256"]
+__all__ = ["MAX_FILE_BYTES", "decode", "read_bytes", "read_text", "sha256", "utf8_bytes"]

@@ -45,6 +45,26 @@ def decode(raw: bytes, display: str) -> str:
     return text.removeprefix("\ufeff")
 
 
+_CHUNK = 1 << 22  # bytes checked at a time by utf8_bytes
+
+
+def utf8_bytes(raw: bytes, display: str) -> bytes:
+    """The bytes of UTF-8 text as `decode` would accept it, without its byte order mark,
+    checked without making a str of the whole (a large file, held twice, is twice the
+    memory): for readers that parse bytes. Refused as `decode` refuses it."""
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        decode(raw, display)  # raises
+    if not raw.isascii():
+        checker = codecs.getincrementaldecoder("utf-8")()
+        view = memoryview(raw)
+        try:
+            for start in range(0, len(raw), _CHUNK):
+                checker.decode(view[start : start + _CHUNK], final=start + _CHUNK >= len(raw))
+        except UnicodeDecodeError:
+            decode(raw, display)  # raises, naming the line
+    return raw[3:] if raw.startswith(codecs.BOM_UTF8) else raw
+
+
 def read_text(path: Path, display: str) -> str:
     return decode(read_bytes(path, display), display)
 

@@ -21,14 +21,18 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..core import CaseKey
+from ..evalset.models import Content as EvalContent
 from ..evalset.models import EvalCase, Invocation
 from ..metrics import Criterion, Metric, RunScore
 from ..results import (
     Actual,
     CaseResult,
+    Content,
     EfficiencyResult,
     EvalSetEntry,
     Expected,
+    FunctionCall,
+    FunctionResponse,
     GatePolicy,
     InformationalResult,
     InvocationRecord,
@@ -43,7 +47,10 @@ from ..results import (
     Status,
     Timing,
     Usage,
+    behaviour_fingerprint,
     case_score,
+    record_of,
+    scenario_fingerprint,
     status_for,
 )
 from ..traces import CaseRuns, CaseRunTrace, CustomScore, SimulatorUsage
@@ -125,6 +132,10 @@ def score_case(
         _add_metric(result, name, metric, criteria[name], traces, scores, judge=record)
     if judged is not None:
         result.usage.add(judged.usage)
+    if result.scenario:  # its behaviour: calls over the conversation and scores, not words
+        for index, run in enumerate(result.runs):
+            behaved = {n: m.runs[index] for n, m in result.metrics.items() if index < len(m.runs)}
+            run.fingerprint = scenario_fingerprint(run.turns(), behaved)
     result.efficiency = efficiency(done, budgets or {})
     result.status = _case_status(result, errored)
     return result
@@ -218,19 +229,30 @@ def _add_metric(
     errors = sorted({s.error for s in scores.values() if s.error})
     if not scores:
         errors = [error or "no run finished, so nothing was scored"]
-    values = {
-        "score": score,
-        "threshold": criterion.threshold,
-        "status": status_for(score, criterion.threshold),
-        "runs": [scores[t.run].overall if t.run in scores else None for t in traces],
-        "invocations": [scores[t.run].invocations if t.run in scores else [] for t in traces],
-        "judge": judge,
-        "error": "; ".join(errors) or None,
-    }
+    runs = [scores[t.run].overall if t.run in scores else None for t in traces]
+    turns = [list(scores[t.run].invocations) if t.run in scores else [] for t in traces]
+    status, why = status_for(score, criterion.threshold), "; ".join(errors) or None
     if metric.kind == "informational":
-        result.informational[name] = InformationalResult(**values)
+        result.informational[name] = InformationalResult(
+            score=score,
+            threshold=criterion.threshold,
+            status=status,
+            runs=runs,
+            invocations=turns,
+            judge=judge,
+            error=why,
+        )
     else:
-        result.metrics[name] = MetricResult(axis=metric.axis, **values)
+        result.metrics[name] = MetricResult(
+            axis=metric.axis,
+            score=score,
+            threshold=criterion.threshold,
+            status=status,
+            runs=runs,
+            invocations=turns,
+            judge=judge,
+            error=why,
+        )
 
 
 def _simulator_usage(usage: SimulatorUsage) -> Usage:
@@ -257,31 +279,39 @@ def _case_status(result: CaseResult, errored: list[CaseRunTrace]) -> Status:
 
 
 def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecord:
-    invocations = []
+    turns = []
     for index, want in enumerate(expected):
         turn = trace.turns[index] if index < len(trace.turns) else None
-        invocations.append(
+        turns.append(
             InvocationRecord(
-                user_content=want.user_content,
-                expected=Expected(final_response=want.final_response, tool_uses=want.tool_calls()),
+                user_content=record_of(want.user_content, Content),
+                expected=Expected(
+                    final_response=_content(want.final_response),
+                    tool_uses=[record_of(c, FunctionCall) for c in want.tool_calls()],
+                ),
                 actual=None
                 if turn is None
                 else Actual(
-                    final_response=turn.final_response,
-                    tool_uses=turn.tool_uses,
-                    tool_responses=turn.tool_responses,
+                    final_response=_content(turn.final_response),
+                    tool_uses=[record_of(c, FunctionCall) for c in turn.tool_uses],
+                    tool_responses=[record_of(r, FunctionResponse) for r in turn.tool_responses],
                 ),
                 duration_s=None if turn is None else turn.duration_s,
             )
         )
     return RunRecord(
         run=trace.run,
-        invocations=invocations,
+        invocations=turns,
         error=trace.error,
         duration_s=trace.duration_s,
         confirms=trace.confirms,
+        fingerprint=behaviour_fingerprint(turns),
         stop=trace.simulation.stop if trace.simulation is not None else None,
     )
+
+
+def _content(content: EvalContent | None) -> Content | None:
+    return None if content is None else record_of(content, Content)
 
 
 def score_plan(

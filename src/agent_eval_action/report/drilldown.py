@@ -16,8 +16,17 @@ from datetime import datetime
 from ..compare.divergence import call_text
 from ..compare.model import REGRESSIONS, CaseDiff, Diff, MetricDiff, TurnDiff
 from ..core import AXES, CaseKey
-from ..evalset.models import Content, FunctionCall, FunctionResponse
-from ..results import CaseResult, InvocationRecord, JudgeVerdict, Results, RunRecord, Status
+from ..results import (
+    CaseResult,
+    Content,
+    FunctionCall,
+    FunctionResponse,
+    InvocationRecord,
+    JudgeVerdict,
+    Results,
+    RunRecord,
+    Status,
+)
 from . import escape
 from .labels import CHANGE_LABEL, case_class, decided_by, headline, number
 from .links import commit_url, run_url, short_sha
@@ -283,7 +292,7 @@ def _cut(turn: TurnDiff) -> TurnDiff:
     for name in calls:
         if getattr(turn, name) is not None:
             cut[name] = [escape.truncate(c, TEXT_CHARS) for c in getattr(turn, name)]
-    return turn.model_copy(update=cut)
+    return turn.replace(**cut)
 
 
 def _call(call: FunctionCall) -> str:
@@ -306,7 +315,7 @@ def _runs(result: CaseResult) -> tuple[Run, ...]:
 def _run(result: CaseResult, index: int, run: RunRecord) -> Run:
     metrics = result.metrics.items()
     scores = tuple((name, m.runs[index] if index < len(m.runs) else None) for name, m in metrics)
-    turns = tuple(_turn(result, index, run.run, t, inv) for t, inv in enumerate(run.invocations))
+    turns = tuple(_turn(result, index, run.run, t, inv) for t, inv in enumerate(run.turns()))
     return Run(run.run, run.error, run.duration_s, run.confirms, scores, turns)
 
 

@@ -21,9 +21,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+import msgspec
 
-from ...results import JudgeSample, Results
+from ...results import JudgeSample, Record, Results
 
 KEY_FORMAT = "1"
 
@@ -55,7 +55,7 @@ def baseline_verdicts(baseline: Results | None) -> dict[str, list[JudgeSample]]:
     return found
 
 
-class _Entry(BaseModel):
+class _Entry(Record, kw_only=True):
     key: str
     request: str
     model: str
@@ -75,8 +75,8 @@ class DirectoryCache:
 
     def get(self, key: str) -> list[JudgeSample] | None:
         try:
-            entry = _Entry.model_validate_json(self._path(key).read_bytes())
-        except (OSError, ValueError, ValidationError):
+            entry = msgspec.json.decode(self._path(key).read_bytes(), type=_Entry)
+        except (OSError, ValueError, msgspec.MsgspecError):
             return None  # absent, or damaged: ask again
         return entry.samples if entry.key == key and entry.samples else None
 
@@ -87,7 +87,7 @@ class DirectoryCache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(data.model_dump_json())
+                out.write(msgspec.json.encode(data).decode("utf-8"))
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

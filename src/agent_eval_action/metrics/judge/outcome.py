@@ -35,13 +35,11 @@ class CaseJudgement:
         if header is None:
             return None
         runs = sorted((run, judged) for (name, run), judged in self.runs.items() if name == metric)
-        return header.model_copy(
-            update={
-                "verdicts": [v for _, judged in runs for v in judged.verdicts],
-                "rubric_scores": [
-                    judged.rubric_scores for _, judged in runs if judged.rubric_scores is not None
-                ],
-            }
+        return header.replace(
+            verdicts=[v for _, judged in runs for v in judged.verdicts],
+            rubric_scores=[
+                judged.rubric_scores for _, judged in runs if judged.rubric_scores is not None
+            ],
         )
 
     @property

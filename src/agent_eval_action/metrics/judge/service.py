@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...results import JudgeSample, Results, Usage
+from ...results import JudgeSample, Results, Usage, VerdictSource
 from .cache import DirectoryCache, baseline_verdicts, verdict_key
 from .client import GeminiClient, JudgeCallError, Reply
 from .settings import NO_KEY, JudgeSettings
@@ -36,7 +36,7 @@ class Ask:
 @dataclass
 class Answer:
     key: str
-    source: str  # call, baseline, cache, repeat
+    source: VerdictSource
     samples: list[JudgeSample] = field(default_factory=list)
     error: str | None = None
     outage: bool = False
