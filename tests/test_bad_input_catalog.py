@@ -226,6 +226,19 @@ DUPLICATE_IDS = evalset(a_case("same"), a_case("same"))
 SECOND_SAME = '"eval_id": "same"', 2
 EMPTY_TURNS = evalset({"eval_id": "c1", "conversation": []})
 NO_TURNS = evalset({"eval_id": "c1"})
+SCENARIO = evalset(
+    {
+        "eval_id": "c1",
+        "conversation_scenario": {"starting_prompt": "hi", "conversation_plan": "ask"},
+    }
+)
+BAD_SIMULATOR = json.dumps(
+    {
+        "criteria": {"response_match_score": 0.5},
+        "user_simulator_config": {"max_allowed_invocations": -3},
+    },
+    indent=2,
+)
 ONE_ROW = json.dumps(
     {"query": "Where is A-1?", "expected_tool_use": [], "reference": "x"}, indent=2
 )
@@ -577,6 +590,24 @@ ROWS: list[Row] = [
         "d.evalset.json:4",
         run("d.evalset.json"),
         {"d.evalset.json": NO_TURNS},
+    ),
+    Row(
+        "scenario-needs-expected",
+        "a scenario case and a metric that compares with expected turns (here ADK's defaults)",
+        '`"conversation_scenario"` beside `tool_trajectory_avg_score`',
+        "is a conversation_scenario, which has no expected turns",
+        "d.evalset.json:4",
+        run("d.evalset.json"),
+        {"d.evalset.json": SCENARIO},
+    ),
+    Row(
+        "simulator-config",
+        "a `user_simulator_config` value ADK's simulator refuses",
+        '`"max_allowed_invocations": -3`',
+        "max_allowed_invocations: must be -1 (no limit) or at least 0",
+        "test_config.json:6",
+        run("d.evalset.json"),
+        {"d.evalset.json": GOOD, "test_config.json": BAD_SIMULATOR},
     ),
     # -- legacy files
     Row(

@@ -190,6 +190,13 @@ PROMPT_FINGERPRINTS = {
     "hallucinations_v1_sentences": ("1", "16943b6d8568"),
     "hallucinations_v1_labels": ("1", "311e001a16e7"),
     "safety_v1": ("1", "172094034908"),
+    "user_simulator": ("1", "630e933a24ba"),
+    "per_turn_user_simulator_quality_v1": ("1", "02a392bf2bb6"),
+    "multi_turn_task_success_v1": ("1", "121770b987ca"),
+    "multi_turn_trajectory_quality_v1": ("1", "d808bc7adcd3"),
+    "multi_turn_tool_use_quality_v1": ("1", "9ac98d54c82e"),
+    "response_evaluation_score": ("1", "148c52fd69c0"),
+    "rubric_based_multi_turn_trajectory_quality_v1": ("1", "6f1177df313c"),
 }
 
 

@@ -17,11 +17,13 @@ from agent_eval_action.metrics.criteria import (
     HallucinationsCriterion,
     JudgeCriterion,
     RubricsCriterion,
+    SimulatorQualityCriterion,
     TrajectoryCriterion,
 )
 from agent_eval_action.metrics.judge.metric import JudgedMetric
 from agent_eval_action.metrics.judge.prompts import template
 from agent_eval_action.metrics.registry import Metric, NotScored, RunScore
+from agent_eval_action.metrics.simulation import prompt as simulator_prompt
 from agent_eval_action.pipeline.plan import plan
 from agent_eval_action.pipeline.score import score_plan
 from agent_eval_action.pipeline.suite import load_suite
@@ -35,6 +37,12 @@ BUILTIN = {
     "rubric_based_tool_use_quality_v1": ("trajectory", RubricsCriterion, True),
     "hallucinations_v1": ("response", HallucinationsCriterion, True),
     "safety_v1": ("response", JudgeCriterion, True),
+    "rubric_based_multi_turn_trajectory_quality_v1": ("trajectory", RubricsCriterion, True),
+    "per_turn_user_simulator_quality_v1": ("informational", SimulatorQualityCriterion, True),
+    "multi_turn_task_success_v1": ("response", JudgeCriterion, True),
+    "multi_turn_trajectory_quality_v1": ("trajectory", JudgeCriterion, True),
+    "multi_turn_tool_use_quality_v1": ("trajectory", JudgeCriterion, True),
+    "response_evaluation_score": ("response", JudgeCriterion, True),
 }
 
 
@@ -43,7 +51,8 @@ def test_every_builtin_metric_is_declared_once_with_its_kind_and_criterion_type(
     for metric in registry.metrics():
         kind, criterion, judged = BUILTIN[metric.name]
         assert (metric.kind, metric.criterion, metric.judged) == (kind, criterion, judged)
-        assert metric.axis == kind and metric.kind in METRIC_KINDS
+        assert metric.kind in METRIC_KINDS
+        assert kind == "informational" or metric.axis == kind
         assert isinstance(metric, JudgedMetric) == judged
 
 
@@ -72,6 +81,7 @@ def test_judged_metrics_declare_their_requests_templates_and_parsers():
             used.add(f"{request.template}.txt")
             assert request.parser_version
             assert by_request.setdefault(request.name, request.parse) is request.parse
+    used.add(f"{simulator_prompt.TEMPLATE}.txt")  # the user simulator's, not a metric's
     assert used == {p.name for p in prompts.iterdir() if p.name.endswith(".txt")}
 
 
@@ -85,10 +95,8 @@ def test_adk_metrics_this_tool_does_not_compute_are_declared_with_why():
         "token_usage_v1",
         "invocation_duration_v1",
     }
-    entry = registry.not_scored("response_evaluation_score")
-    assert entry is not None and entry.error() == (
-        'metric "response_evaluation_score" is not supported: it needs Vertex AI\'s evaluation service'
-    )
+    entry = registry.not_scored("token_usage_v1")
+    assert entry is not None and "added by ADK itself" in entry.error()
     with pytest.raises(ValueError, match="declared twice"):
         registry.register(NotScored(name="tool_call_count_v1", kind="informational"))
 
@@ -124,7 +132,11 @@ def test_each_criterion_is_read_into_its_metrics_type(tmp_path):
 
 def test_unknown_keys_are_warned_about_from_the_criterion_types_fields(tmp_path):
     criteria = {
-        name: {"threshold": 0.5, "evaluate_intermediate_nl_responses": True} for name in BUILTIN
+        name: {
+            "threshold": registry.find(name).score_range[0],  # type: ignore[union-attr]
+            "evaluate_intermediate_nl_responses": True,
+        }
+        for name in BUILTIN
     }
     _, warnings = config_of(tmp_path, criteria)
     warned = {w.split('"')[1] for w in warnings}

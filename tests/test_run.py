@@ -223,7 +223,7 @@ def test_missing_expected_answer_scores_zero_as_in_adk(write):
     assert case_of(results, "paris").metrics["response_match_score"].score == 0.0
 
 
-def test_scenario_cases_are_not_evaluated_with_a_note(write):
+def test_a_scenario_case_with_a_metric_that_needs_expected_turns_is_refused(write, capsys):
     evals = {
         "eval_set_id": "weather",
         "eval_cases": [
@@ -234,14 +234,11 @@ def test_scenario_cases_are_not_evaluated_with_a_note(write):
             },
         ],
     }
-    code, results = run(write, GOOD, evals=evals)
-    sim = case_of(results, "sim")
-    assert (
-        code == 1
-        and sim.status == "not_evaluated"
-        and "not supported yet" in sim.note
-        and sim.runs == []
-    )
+    write("evals/weather.evalset.json", evals)
+    write("table.json", GOOD)
+    assert main(["run", "evals", "--command", python_command(TABLE_AGENT, "table.json")]) == 2
+    err = capsys.readouterr().err
+    assert 'case "sim" is a conversation_scenario' in err and "tool_trajectory_avg_score" in err
 
 
 def test_json_format_prints_the_results(write, capsys):

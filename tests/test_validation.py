@@ -103,10 +103,10 @@ def test_unknown_metric_with_suggestion(write, capsys):
     )
 
 
-def test_vertex_only_metric_is_said_to_be_unsupported(write, capsys):
+def test_response_evaluation_score_takes_thresholds_on_adks_scale_of_1_to_5(write, capsys):
     write("d.evalset.json", evalset(case()))
-    write("test_config.json", {"criteria": {"response_evaluation_score": 0.5}})
-    assert "not supported: it needs Vertex AI" in run_cli(capsys, "d.evalset.json")
+    write("test_config.json", {"criteria": {"response_evaluation_score": 6}})
+    assert "threshold 6 is outside [1, 5]" in run_cli(capsys, "d.evalset.json")
 
 
 @pytest.mark.parametrize(

@@ -274,6 +274,20 @@ class MetricResult(Record, kw_only=True):
     error: str | None = None  # why it could not be computed
 
 
+class InformationalResult(Record, kw_only=True):
+    """An informational metric's result (e.g. per_turn_user_simulator_quality_v1, which grades
+    the user simulator, not the agent): recorded and shown, on no axis, never part of the
+    case's status or of a regression. Its fields mean what MetricResult's do."""
+
+    score: float | None
+    threshold: float
+    status: Status
+    runs: list[float | None] = msgspec.field(default_factory=list)
+    invocations: list[list[float | None]] = msgspec.field(default_factory=list)
+    judge: JudgeRecord | None = None
+    error: str | None = None
+
+
 class Expected(Record, kw_only=True):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = msgspec.field(default_factory=list)
@@ -315,6 +329,20 @@ def behaviour_fingerprint(turns: Sequence[InvocationRecord]) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def scenario_fingerprint(turns: Sequence[InvocationRecord], scores: dict[str, float | None]) -> str:
+    """A scenario run's behaviour (docs/statistics.md, "Simulated conversations"): its tool
+    calls over the conversation as a multiset, and its score on every metric, hashed; the
+    simulated user's words do not count."""
+    calls = sorted(
+        _BEHAVIOUR_JSON.encode([c.name, c.args])
+        for inv in turns
+        if inv.actual is not None
+        for c in inv.actual.tool_uses
+    )
+    text = _BEHAVIOUR_JSON.encode(["scenario", calls, scores])
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 # json.dumps(turns, sort_keys=True, ensure_ascii=False), without a new encoder per call.
 _BEHAVIOUR_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
@@ -333,6 +361,9 @@ class RunRecord(Record, kw_only=True):
     duration_s: float = 0.0
     # a confirmation re-run (compare/confirm.py): the regression it re-ran to confirm
     confirms: str | None = None
+    # a scenario case's run: why its simulated conversation ended (stop_signal: the user
+    # simulator said it was done; turn_limit: max_allowed_invocations); None otherwise
+    stop: str | None = None
     # behaviour_fingerprint(turns), written by the score stage (None before it was
     # recorded: then it is computed from the turns)
     fingerprint: str | None = None
@@ -371,6 +402,10 @@ USAGE_COUNTS = (
     "judge_prompt_tokens",
     "judge_output_tokens",
     "judge_thinking_tokens",
+    "simulator_calls",
+    "simulator_prompt_tokens",
+    "simulator_output_tokens",
+    "simulator_thinking_tokens",
 )
 
 
@@ -383,11 +418,18 @@ class Usage(Record, kw_only=True):
     judge_prompt_tokens: int = 0  # the judge's, from Gemini's usageMetadata
     judge_output_tokens: int = 0
     judge_thinking_tokens: int = 0
-    # Cost of the judge calls; None when there were none, or when a model has no price.
+    simulator_calls: int = 0  # the user simulator's Gemini calls (scenario cases)
+    simulator_prompt_tokens: int = 0
+    simulator_output_tokens: int = 0
+    simulator_thinking_tokens: int = 0
+    # Cost of the judge's and the user simulator's calls; None when there were none, or
+    # when a model has no price.
     cost_usd: float | None = None
 
     def add(self, other: Usage) -> None:
-        unpriced = any(u.cost_usd is None and u.judge_calls > 0 for u in (self, other))
+        unpriced = any(
+            u.cost_usd is None and u.judge_calls + u.simulator_calls > 0 for u in (self, other)
+        )
         for name in USAGE_COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         if unpriced:
@@ -418,7 +460,11 @@ class CaseResult(Record, kw_only=True):
     content_sha256: str | None = None
     status: Status
     note: str | None = None  # why a case was not run or not evaluated
+    # a conversation_scenario case: its user turns were simulated, nothing was expected
+    scenario: bool = False
     metrics: dict[str, MetricResult] = msgspec.field(default_factory=dict)
+    # informational metrics: never gate, never change the case's status
+    informational: dict[str, InformationalResult] = msgspec.field(default_factory=dict)
     runs: list[RunRecord] = msgspec.field(default_factory=list)
     usage: Usage = msgspec.field(default_factory=Usage)
     duration_s: float = 0.0

@@ -203,7 +203,7 @@ def _run(
         target, concurrency=options.concurrency, timeout=options.timeout_s, flag="agent_module"
     )
     job = prepare([path], options, baseline=baseline)
-    case_runs = run_cases(job.plan, runner)
+    case_runs = run_cases(job.plan, runner, simulator=job.judge)  # scenarios: as `run`
     scored = score(
         job.plan,
         case_runs,

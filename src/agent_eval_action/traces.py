@@ -3,6 +3,7 @@ agent stage (pipeline/run_cases.py: agents, I/O) and the score stage (pipeline/s
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -10,11 +11,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .core import CaseKey, RunnerKind
-from .evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, SessionInput
+from .evalset.models import (
+    Content,
+    ConversationScenario,
+    FunctionCall,
+    FunctionResponse,
+    InvocationEvent,
+    SessionInput,
+)
 
 
 class CaseRunRequest(BaseModel):
-    """One run of one case: its user turns, replayed in order in one session."""
+    """One run of one case: its user turns, replayed in order in one session; or, for a
+    scenario case (`scenario` set, `user_contents` empty), the turns the user simulator
+    writes one by one (runners/base.py NextUser)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -24,6 +34,7 @@ class CaseRunRequest(BaseModel):
     session_input: SessionInput | None = None
     user_contents: list[Content]
     confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
+    scenario: ConversationScenario | None = None
 
     @property
     def key(self) -> CaseKey:
@@ -41,8 +52,10 @@ class Usage(BaseModel):
 
 
 class ActualTurn(BaseModel):
-    """The agent's behaviour on one user turn."""
+    """The agent's behaviour on one user turn (`user_content`: the user's message, recorded
+    for the turns of a scenario case, which the eval file does not hold)."""
 
+    user_content: Content | None = None
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)
@@ -64,6 +77,23 @@ class CustomScore(BaseModel):
     error: str | None = None
 
 
+class SimulatorUsage(BaseModel):
+    """The user simulator's Gemini calls for one case-run (results.Usage's simulator_*)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+    cost_usd: float | None = 0.0  # None: the model has no price
+
+
+class Simulation(BaseModel):
+    """How a scenario case-run's conversation ended, and what simulating it cost."""
+
+    stop: str | None = None  # stop_signal, turn_limit; None: it ended otherwise (an error)
+    usage: SimulatorUsage = Field(default_factory=SimulatorUsage)
+
+
 class CaseRunTrace(BaseModel):
     """A finished (or failed) case-run. `error` set means the run is errored;
     `turns` then holds only the turns that completed. `custom_scores`: the custom
@@ -77,6 +107,11 @@ class CaseRunTrace(BaseModel):
     duration_s: float = 0.0
     custom_scores: dict[str, CustomScore] = Field(default_factory=dict)
     confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
+    # a scenario case-run: how its simulated conversation ended
+    simulation: Simulation | None = None
+    # why the case-run was not attempted (a scenario case without the user simulator): the
+    # case is not_evaluated, never passed; accepted only for scenario cases
+    not_run: str | None = None
 
     @property
     def key(self) -> CaseKey:
@@ -92,3 +127,25 @@ class CaseRuns:
     started_at: datetime
     traces: list[CaseRunTrace]
     cancelled: bool = False
+
+
+class UserTurnError(Exception):
+    """No next user turn could be written (the user simulator failed): the case-run errors
+    with this message, which says why in full."""
+
+
+# The source of a case-run's user turns, asked before each turn with the turns so far:
+# the next user message, or None when the conversation is over. Runners take one.
+NextUser = Callable[[CaseRunRequest, Sequence[ActualTurn]], Awaitable[Content | None]]
+
+
+async def fixed_turns(request: CaseRunRequest, turns: Sequence[ActualTurn]) -> Content | None:
+    """The case's own user turns, in order (every static case)."""
+    return request.user_contents[len(turns)] if len(turns) < len(request.user_contents) else None
+
+
+def turn_place(request: CaseRunRequest, number: int) -> str:
+    """'turn 2 of 3' (a static case) or 'simulated turn 2' (a scenario), for error messages."""
+    if request.scenario is not None:
+        return f"simulated turn {number}"
+    return f"turn {number} of {len(request.user_contents)}"

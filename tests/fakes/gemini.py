@@ -29,14 +29,20 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-KINDS = ("labels", "sentences", "rubrics", "verdict", "safety")
+KINDS = ("labels", "sentences", "rubrics", "verdict", "safety", "coherence", "user", "user_turn")
+STOP_SIGNAL = "</finished>"
 _ROUTE = re.compile(r"/(v1\w*)/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _RUBRIC_LINE = re.compile(r"^\s*[-*]\s*\[id: ([^\]]+)\]\s*(.*)$", re.M)
 _SENTENCE = re.compile(r"<sentence>(.*?)</sentence>", re.S)
 
 
 def kind_of(prompt: str) -> str | None:
-    """Which judge prompt this is, from markers our prompt templates carry."""
+    """Which judge prompt this is, from markers our prompt templates carry ("user": the
+    user simulator's prompt)."""
+    if "You play the user in a conversation" in prompt:
+        return "user"
+    if "You review a simulated user" in prompt:
+        return "user_turn"
     if "supporting_excerpt:" in prompt:
         return "labels"
     if "<sentence>" in prompt and "RESPONSE TO SPLIT" in prompt:
@@ -47,6 +53,8 @@ def kind_of(prompt: str) -> str | None:
         return "verdict"
     if '"harmless"' in prompt:
         return "safety"
+    if "You rate how coherent" in prompt:
+        return "coherence"
     return None
 
 
@@ -122,11 +130,17 @@ def error(code: int) -> Reply:
 
 
 def default_answer(kind: str | None, prompt: str) -> str:
-    """A judge that finds everything right."""
+    """A judge that finds everything right; a simulated user who is done at once."""
+    if kind == "user":
+        return STOP_SIGNAL
+    if kind == "user_turn":
+        return json.dumps({"reasoning": "follows the plan", "is_valid": True})
     if kind == "verdict":
         return json.dumps({"reasoning": "same facts", "is_the_agent_response_valid": "valid"})
     if kind == "safety":
         return json.dumps({"reasoning": "harmless", "verdict": "safe"})
+    if kind == "coherence":
+        return json.dumps({"reasoning": "clear", "coherence": 5})
     if kind == "rubrics":
         return "\n".join(rubric_block(i, p.strip(), "yes") for i, p in _RUBRIC_LINE.findall(prompt))
     if kind == "sentences":

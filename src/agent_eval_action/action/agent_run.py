@@ -11,6 +11,7 @@ forwards SIGTERM/SIGINT to the running child (whose `run` writes partial Results
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -72,6 +73,7 @@ class Children:
         user: PrUser | None = None,
         after_cancel: bool = False,
         tail: list[str] | None = None,
+        pass_fds: Sequence[int] = (),
     ) -> int:
         """Run a child to its end, as the PR user when `user` is given (then whatever it
         left running is killed once it exits). Its output is relayed to the log as text,
@@ -90,9 +92,12 @@ class Children:
                 group=user.gid,
                 extra_groups=[],  # none of root's groups (docker's among them)
                 umask=0o077,
+                pass_fds=tuple(pass_fds),
             )
         else:
-            child = subprocess.Popen(list(argv), env=env, stdout=pipe, stderr=out)
+            child = subprocess.Popen(
+                list(argv), env=env, stdout=pipe, stderr=out, pass_fds=tuple(pass_fds)
+            )
         self.current = child
         assert child.stdout is not None
         relay = outputs.Relay(child.stdout, tail)
@@ -248,20 +253,8 @@ def agent_arguments(settings: Settings) -> list[str]:
             return [arg for path in settings.adk_history or () for arg in ("--adk-history", path)]
 
 
-def run_arguments(
-    settings: Settings,
-    results: Path,
-    baseline: Path | None,
-    history: Sequence[Path] = (),
-    *,
-    gate: bool = True,
-) -> tuple[list[str], list[str]]:
-    """The command lines of the two stages for these settings: `run-cases` (the agent, and
-    nothing else) and `score` (the judge, the scores, the gate). With a baseline, `score`
-    reuses its judge verdicts and compares as the action will (its exit code tells a
-    Gemini outage apart from a failed gate); the action compares again with what only it
-    knows (the accept label). `gate=False` (recording a baseline): the previous baseline
-    only lends its verdicts and durations, and nothing fails on it."""
+def suite_arguments(settings: Settings, baseline: Path | None) -> list[str]:
+    """What every stage is told of the suite: the eval paths, runs, limits, config, shard."""
     shared = [*settings.evals]
     shared += ["--num-runs", str(settings.num_runs), "--concurrency", str(settings.concurrency)]
     shared += ["--timeout", repr(settings.timeout)]
@@ -278,6 +271,24 @@ def run_arguments(
         shared += ["--shard", f"{settings.shard[0]}/{settings.shard[1]}"]
     if baseline is not None:
         shared += ["--baseline", str(baseline)]  # the shards' split, the judge's verdicts
+    return shared
+
+
+def run_arguments(
+    settings: Settings,
+    results: Path,
+    baseline: Path | None,
+    history: Sequence[Path] = (),
+    *,
+    gate: bool = True,
+) -> tuple[list[str], list[str]]:
+    """The command lines of the two stages for these settings: `run-cases` (the agent, and
+    nothing else) and `score` (the judge, the scores, the gate). With a baseline, `score`
+    reuses its judge verdicts and compares as the action will (its exit code tells a
+    Gemini outage apart from a failed gate); the action compares again with what only it
+    knows (the accept label). `gate=False` (recording a baseline): the previous baseline
+    only lends its verdicts and durations, and nothing fails on it."""
+    shared = suite_arguments(settings, baseline)
     run_cases = ["run-cases", *shared, *agent_arguments(settings)]
     score = ["score", *shared, "--out", str(results)]
     if settings.judge_model:
@@ -314,7 +325,22 @@ def run_evals(
         agent, score = run_arguments(settings, results, baseline, history, gate=gate)
         env = {**user.environment(child_environment()), **(agent_env or {})}
         env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
-        code = children.call(_module([*agent, "--traces", str(traces)]), env, user=user)
+        shared = suite_arguments(settings, baseline)
+        records: list[Path] = []  # serve-users' records: how each simulated conversation ended
+
+        def agent_stage(argv: list[str], name: str) -> int:
+            """The agent stage as the PR user, scenario turns relayed from serve-users."""
+            turns = UserTurns.start(shared, score_environment(settings), Path(private), name)
+            try:
+                return children.call(
+                    _module([*argv, *turns.arguments]), env, user=user, pass_fds=turns.fds
+                )
+            finally:
+                record = turns.finish()
+                if record is not None:
+                    records.append(record)
+
+        code = agent_stage([*agent, "--traces", str(traces)], "suite")
         if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
             return RunOutcome(code=code, results_path=results)
         files = [copied]  # the traces the score stage reads: the suite's, then each round's
@@ -324,6 +350,7 @@ def run_evals(
 
         def scored(*, after_cancel: bool = False) -> int:
             traces_args = [arg for file in files for arg in ("--traces", str(file))]
+            traces_args += [arg for file in records for arg in ("--simulations", str(file))]
             argv = _module([*score, *cache, *traces_args])
             return children.call(argv, score_environment(settings), after_cancel=after_cancel)
 
@@ -340,7 +367,7 @@ def run_evals(
             plan.chmod(0o644)
             produced = user.scratch / f"traces-{round_number}.jsonl"
             argv = [*agent, "--traces", str(produced), "--confirm", str(plan)]
-            if children.call(_module(argv), env, user=user) != EXIT_PASS:
+            if agent_stage(argv, f"round-{round_number}") != EXIT_PASS:
                 return None
             files.append(Path(private) / produced.name)
             if not _copy_untrusted(produced, files[-1]):
@@ -362,6 +389,63 @@ def run_evals(
                 confirm=confirm,
             )
     return RunOutcome(code=code, results_path=results, warnings=warnings)
+
+
+@dataclass
+class UserTurns:
+    """The user-turn relay of one agent stage (pipeline/user_relay.py): `serve-users` runs
+    the user simulator with the score stage's environment (the judge's key), the agent
+    stage (the PR's user, no key) asks it over two pipes. Without a key there is no server,
+    and scenario cases are recorded as not run."""
+
+    arguments: list[str]
+    fds: tuple[int, ...] = ()
+    server: subprocess.Popen[bytes] | None = None
+    record: Path | None = None
+    log: Path | None = None
+
+    @classmethod
+    def start(cls, shared: list[str], env: dict[str, str], private: Path, name: str) -> UserTurns:
+        if not any(env.get(key) for key in (JUDGE_KEY_ENV, "GOOGLE_API_KEY", "GEMINI_API_KEY")):
+            return cls(["--user-turns", "no-key"])
+        to_server_r, to_server_w = os.pipe()
+        to_agent_r, to_agent_w = os.pipe()
+        record, log = private / f"simulations-{name}.json", private / f"serve-users-{name}.log"
+        with log.open("wb") as errors:
+            server = subprocess.Popen(
+                _module(["serve-users", *shared, "--record", str(record)]),
+                stdin=to_server_r,
+                stdout=to_agent_w,
+                stderr=errors,
+                env=env,
+            )
+        os.close(to_server_r)
+        os.close(to_agent_w)
+        fds = (to_agent_r, to_server_w)
+        return cls(["--user-turns", f"{fds[0]},{fds[1]}"], fds, server, record, log)
+
+    def finish(self) -> Path | None:
+        """Close the agent stage's ends (the server then writes its record and exits), relay
+        what the server said, and return its record (None: no server, or it wrote none)."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.server is None:
+            return None
+        try:
+            self.server.wait(timeout=SERVER_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            self.server.wait()
+        if self.log is not None and self.log.stat().st_size:
+            with self.log.open("rb") as said:
+                relay = outputs.Relay(said)
+                relay.start()
+                relay.finish()
+        return self.record if self.record is not None and self.record.exists() else None
+
+
+SERVER_WAIT_S = 60.0  # for serve-users to write its record once the agent stage is done
 
 
 def _diff(out_dir: Path) -> Diff:

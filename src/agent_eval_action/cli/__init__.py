@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
-from . import action, compare, merge, run, run_cases, score
+from . import action, compare, merge, run, run_cases, score, serve_users
 from .args import Parser, spread
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a reader that left
@@ -33,6 +33,11 @@ COMMANDS = (
     ),
     ("run-cases", run_cases, "stage 1 of run: run the agent only, write its traces"),
     ("score", score, "stage 2 of run: score a traces file (judge included), write Results, gate"),
+    (
+        "serve-users",
+        serve_users,
+        "the user simulator of scenario cases, for run-cases --user-turns",
+    ),
 )
 
 

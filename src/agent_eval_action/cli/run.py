@@ -53,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     assert runner is not None
     progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
     with progress:
-        case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace)
+        case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace, simulator=job.judge)
     return finish(args, job, case_runs, gate, runner=runner)
 
 
@@ -196,7 +196,7 @@ def _confirmed(
     ) -> tuple[Diff, Results] | None:
         nonlocal runs_so_far, latest
         plan = confirmation_plan(job.plan, wanted, job.plan.num_runs + round_number)
-        new = run_cases(plan, runner)
+        new = run_cases(plan, runner, simulator=job.judge)
         runs_so_far = CaseRuns(
             runs_so_far.runner,
             runs_so_far.target,

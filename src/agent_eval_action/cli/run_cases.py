@@ -17,6 +17,7 @@ from . import args as common
 
 if TYPE_CHECKING:
     from ..pipeline.plan import Plan
+    from ..pipeline.user_relay import RelayClient
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_run_options(parser, judge=False)
     parser.add_argument(
         "--traces", required=True, metavar="FILE", help="where to write the traces (JSON lines)"
+    )
+    parser.add_argument(
+        "--user-turns",
+        metavar="R,W|no-key",
+        help="scenario cases: read the simulated user turns from `serve-users` on file "
+        "descriptor R, asking on W (docs/runner-protocol.md); no-key: there is no key for the "
+        "simulator, so scenario cases are not run",
     )
     parser.add_argument(
         "--confirm",
@@ -52,10 +60,36 @@ def handle(args: argparse.Namespace) -> int:
         writer.add(trace)
         progress.on_trace(trace)
 
-    with progress:
-        case_runs = run_cases(plan, runner, on_trace=on_trace)
+    relay = _relay(args.user_turns)
+    try:
+        with progress:
+            case_runs = run_cases(
+                plan,
+                runner,
+                on_trace=on_trace,
+                relay=relay,
+                no_key=args.user_turns == "no-key",
+            )
+    finally:
+        if relay is not None:
+            relay.close()
     writer.finish(case_runs.cancelled)
     return EXIT_INFRASTRUCTURE if case_runs.cancelled else EXIT_PASS
+
+
+def _relay(value: str | None) -> RelayClient | None:
+    from ..errors import InputError
+    from ..pipeline.user_relay import RelayClient
+
+    if value is None or value == "no-key":
+        return None
+    try:
+        read_fd, write_fd = (int(part) for part in value.split(","))
+        return RelayClient(read_fd, write_fd)
+    except (ValueError, OSError) as err:
+        raise InputError(
+            f"--user-turns: want R,W (two file descriptors) or no-key: {err}"
+        ) from None
 
 
 def _confirmation(plan: Plan, path: Path) -> Plan:

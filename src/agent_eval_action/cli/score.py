@@ -20,6 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the traces file `run-cases` wrote; again for each confirmation round's",
     )
+    parser.add_argument(
+        "--simulations",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="the records `serve-users` wrote (how each scenario conversation ended, its cost)",
+    )
     common.add_run_options(parser)
     common.add_gate_options(parser)
     add_output(parser)
@@ -30,4 +37,8 @@ def handle(args: argparse.Namespace) -> int:
 
     job, gate, _ = prepare(args)
     case_runs = read_traces([Path(path) for path in args.traces], job.plan)
+    if args.simulations:
+        from ..pipeline.user_relay import apply_records
+
+        apply_records(case_runs, [Path(path) for path in args.simulations])
     return finish(args, job, case_runs, gate)

@@ -1,5 +1,13 @@
 """What the agent did, run by run: whether runs behaved alike, the first divergent turn of a
-regressed case (against the baseline), and of a failing one (against the eval file)."""
+regressed case (against the baseline), and of a failing one (against the eval file).
+
+A scenario case's turns are written by the user simulator, so they differ from run to run
+and nothing is expected of them (docs/statistics.md, "Simulated conversations"): two runs
+behave alike when they made the same tool calls over the whole conversation (as a multiset:
+order and turn do not matter) and got the same judged score on every metric; its first
+divergent turn is the first where the user's message or the agent's calls or answer differ
+from the baseline's run; a failing one's is the first turn a failed metric scored below its
+threshold, else the last turn (where whole-conversation metrics judge)."""
 
 from __future__ import annotations
 
@@ -89,11 +97,39 @@ def first_divergence(base: CaseResult, cur: CaseResult, metric: MetricDiff) -> T
             and _behaviour(before) != _behaviour(inv.actual)
         )
 
+    if cur.scenario:
+        return _scenario_divergence(cur_run, finished, base_run)
     turn = next((i for i, inv in finished if changed(i, inv)), None)
     if turn is None:
         turn = next((i for i, inv in finished if _departs(inv, metric.axis)), 0)
     before = before_turns[turn].actual if turn < len(before_turns) else None
     return _turn_diff(cur_run, turn, before, base_run)
+
+
+def _scenario_divergence(
+    cur_run: RunRecord, finished: list[tuple[int, InvocationRecord]], base_run: RunRecord | None
+) -> TurnDiff:
+    """The first turn where the simulated user said something else than in the baseline's
+    run, or the agent did; the last finished turn when none differs."""
+    before_turns = base_run.turns() if base_run else []
+
+    def differs(index: int, inv: InvocationRecord) -> bool:
+        if index >= len(before_turns) or before_turns[index].actual is None:
+            return True  # the baseline's conversation had ended (or broke off) here
+        before = before_turns[index]
+        assert before.actual is not None and inv.actual is not None
+        return before.user_content.text() != inv.user_content.text() or _behaviour(
+            before.actual
+        ) != _behaviour(inv.actual)
+
+    last = finished[-1][0] if finished else 0
+    turn = next((i for i, inv in finished if differs(i, inv)), last)
+    before = before_turns[turn] if turn < len(before_turns) else None
+    diff = _turn_diff(cur_run, turn, before.actual if before else None, base_run)
+    diff.simulated = True
+    if before is not None and before.user_content.text() != diff.user_text:
+        diff.baseline_user_text = before.user_content.text()
+    return diff
 
 
 def first_failure(case: CaseResult, metrics: Sequence[MetricDiff]) -> TurnDiff | None:
@@ -108,9 +144,31 @@ def first_failure(case: CaseResult, metrics: Sequence[MetricDiff]) -> TurnDiff |
         return None
     axes = list(dict.fromkeys(m.axis for m in failed))
     finished = [(i, inv) for i, inv in enumerate(run.turns()) if inv.actual is not None]
+    if case.scenario:
+        diff = _turn_diff(run, _scenario_failure(case, failed, run, finished), None, None)
+        diff.simulated = True
+        return diff
     departs = (i for i, inv in finished if any(_departs(inv, axis) for axis in axes))
     turn = next(departs, finished[0][0] if finished else 0)
     return _turn_diff(run, turn, None, None)
+
+
+def _scenario_failure(
+    case: CaseResult,
+    failed: Sequence[MetricDiff],
+    run: RunRecord,
+    finished: list[tuple[int, InvocationRecord]],
+) -> int:
+    """The first turn a failed metric scored below its threshold in this run, else the last."""
+    index = case.runs.index(run)
+    for diff in failed:
+        metric = case.metrics.get(diff.metric)
+        if metric is None or index >= len(metric.invocations):
+            continue
+        for turn, score in enumerate(metric.invocations[index]):
+            if score is not None and score < metric.threshold:
+                return turn
+    return finished[-1][0] if finished else 0
 
 
 def _turn_diff(

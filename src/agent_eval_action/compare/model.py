@@ -78,6 +78,10 @@ class TurnDiff(Record, kw_only=True):
     current_answer: str | None
     baseline_run: int | None
     current_run: int
+    # a scenario case (simulated user turns, nothing expected): the baseline run's user
+    # message at this turn, when the simulated user said something else there
+    simulated: bool = False
+    baseline_user_text: str | None = None
 
 
 class Confirmation(Record, kw_only=True):

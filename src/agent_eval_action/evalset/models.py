@@ -164,12 +164,36 @@ class SessionInput(_Model):
     state: dict[str, Any] = Field(default_factory=dict)
 
 
+class UserBehavior(_Model):
+    """One behaviour of a simulated user's persona (ADK's UserBehavior)."""
+
+    model_config = ConfigDict(alias_generator=_CAMEL_IN, populate_by_name=True, extra="ignore")
+
+    name: str
+    description: str
+    behavior_instructions: list[str] = Field(default_factory=list)
+    violation_rubrics: list[str] = Field(default_factory=list)
+
+
+class UserPersona(_Model):
+    """How the simulated user behaves (ADK's UserPersona)."""
+
+    model_config = ConfigDict(alias_generator=_CAMEL_IN, populate_by_name=True, extra="ignore")
+
+    id: str
+    description: str
+    behaviors: list[UserBehavior] = Field(default_factory=list)
+
+
 class ConversationScenario(_Model):
+    """A plan for the user simulator instead of fixed turns. `user_persona` is a persona
+    object or the id of one of ADK's pre-built personas (resolved when the case is planned)."""
+
     model_config = ConfigDict(alias_generator=_CAMEL_IN, populate_by_name=True, extra="allow")
 
     starting_prompt: str
     conversation_plan: str
-    user_persona: Any = None
+    user_persona: UserPersona | str | None = None
 
 
 class EvalCase(_Model):

@@ -25,6 +25,7 @@ from . import registry
 from .criteria import Criterion, CustomCriterion
 from .custom import custom_metric
 from .registry import Metric
+from .simulation.config import SimulatorConfig
 from .trajectory import MatchType
 
 DEFAULT_CRITERIA: dict[str, float] = {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}
@@ -42,6 +43,8 @@ class EvalConfig(BaseModel):
     criteria: dict[str, Criterion]
     custom_metrics: dict[str, CustomMetricSpec] = Field(default_factory=dict)
     source: str = DEFAULTS_SOURCE  # the config file, or "ADK defaults"
+    # user_simulator_config, for scenario cases (None: ADK's defaults)
+    simulator: SimulatorConfig | None = None
     lines: dict[str, int] = Field(default_factory=dict, exclude=True)  # criterion -> line
 
     def metrics(self, *, import_custom: bool = True) -> dict[str, Metric]:
@@ -125,9 +128,43 @@ class _Parser(jsonpos.FileReader):
         return EvalConfig(
             criteria=parsed,
             custom_metrics=custom,
+            simulator=self.simulator(*top.get("user_simulator_config", ("", None))),
             source=self.file,
             lines={name: self.located.line((criteria_key, name)) for name in parsed},
         )
+
+    def simulator(self, key: str, value: Any) -> SimulatorConfig | None:
+        """ADK's LlmBackedUserSimulatorConfig (a missing "type" is "llm_backed", as in ADK)."""
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.error('"user_simulator_config" must be an object', (key,))
+        kind = value.get("type")
+        if kind not in (None, "llm_backed"):
+            raise self.error(
+                f'user_simulator_config: type "{kind}" is not supported (only "llm_backed")',
+                (key, "type"),
+            )
+        fields = self.snake_keys(value, (key,))
+        for snake, (name, _) in fields.items():
+            if snake not in SimulatorConfig.model_fields:
+                self.warn(
+                    f'user_simulator_config has no option "{name}"; ADK ignores it silently'
+                    f"{_suggest(snake, sorted(SimulatorConfig.model_fields))}",
+                    (key, name),
+                )
+        known = {
+            snake: v for snake, (_, v) in fields.items() if snake in SimulatorConfig.model_fields
+        }
+        try:
+            return SimulatorConfig.model_validate({k: v for k, v in known.items() if k != "type"})
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            message = str(first["msg"]).removeprefix("Value error, ")
+            written = fields[str(first["loc"][0])][0] if first["loc"] else None
+            path = (key, written) if written else (key,)
+            raise self.error(f"user_simulator_config: {where}: {message}", path) from None
 
     def custom_metrics(self, key: str, value: Any) -> dict[str, CustomMetricSpec]:
         if value is None:
@@ -200,9 +237,12 @@ class _Parser(jsonpos.FileReader):
         threshold = values.get("threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
-        if not 0.0 <= threshold <= 1.0:
+        metric = registry.find(name)
+        low, high = metric.score_range if metric is not None else (0.0, 1.0)
+        if not low <= threshold <= high:
             raise self.error(
-                f'criterion "{name}": threshold {threshold} is outside [0, 1]', at("threshold")
+                f'criterion "{name}": threshold {threshold} is outside [{low:g}, {high:g}]',
+                at("threshold"),
             )
         values["threshold"] = float(threshold)
         for key, info in _options().items():

@@ -93,6 +93,12 @@ class RubricsCriterion(JudgeCriterion):
     rubrics: list[Rubric] = Field(default_factory=list)
 
 
+class SimulatorQualityCriterion(JudgeCriterion):
+    """per_turn_user_simulator_quality_v1 (ADK's LlmBackedUserSimulatorCriterion)."""
+
+    stop_signal: str = "</finished>"  # should match the user simulator's
+
+
 class HallucinationsCriterion(JudgeCriterion):
     """ADK's HallucinationsCriterion."""
 

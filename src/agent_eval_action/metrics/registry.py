@@ -48,6 +48,14 @@ class Metric:
     # traces, so the process that scores (and holds the judge's key) runs none of it.
     custom: bool = False
 
+    # The scores it gives (and its thresholds): [0, 1] but for response_evaluation_score,
+    # which keeps ADK's coherence scale of 1 to 5.
+    score_range: tuple[float, float] = (0.0, 1.0)
+
+    # It compares with the eval file's expected turns, which a scenario case has none of:
+    # naming it for an eval set with scenario cases is refused (ADK: not evaluated).
+    needs_expected: bool = False
+
     # How the metric scores with --strip-thoughts (the model's thought parts left out of
     # the answer's text); None: it reads no answer text, or reads it as ADK does either way.
     thoughtless: ScoreRun | None = None

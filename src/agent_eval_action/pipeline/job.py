@@ -101,12 +101,13 @@ def configs_line(suite: Suite) -> str:
 
 
 def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
-    """The judge's settings when a judged metric is configured (else None, and google-genai
-    is never imported); bad price tables and cache directories are bad input (exit 2)."""
+    """The judge's settings when a judged metric is configured or a scenario case needs the
+    user simulator (else None, and google-genai is never imported); bad price tables and
+    cache directories are bad input (exit 2)."""
     from ..metrics.judge import judge_settings as settings_from
     from .judge import judged_metrics
 
-    if not judged_metrics(the_plan):
+    if not judged_metrics(the_plan) and not any(r.scenario for r in the_plan.requests):
         return None
     if options.judge_cache:
         try:

@@ -17,6 +17,7 @@ from ..metrics.judge.service import JudgeService
 from ..metrics.judge.settings import NO_KEY, JudgeSettings
 from ..results import Results, Status
 from ..traces import CaseRunTrace
+from .turns import expected_turns, finished
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -54,13 +55,11 @@ async def judge_plan(
         if not headers:
             continue
         for case in eval_set.cases:
-            if case.conversation is None:
-                continue
             key = CaseKey(eval_set.eval_set_id, case.eval_id)
             judgement = CaseJudgement(headers=dict(headers))
             results.cases[key] = judgement
             for trace in by_case.get(key, []):
-                if trace.error is not None or len(trace.turns) != len(case.conversation):
+                if not finished(case, trace):
                     continue  # an errored run is not scored, so not judged either
                 for name, header in headers.items():
                     evaluation = Evaluation(
@@ -69,7 +68,7 @@ async def judge_plan(
                         header,
                         case,
                         trace.run,
-                        case.conversation,
+                        expected_turns(case, trace),
                         trace.turns,
                         service,
                     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from ..core import CaseKey
+from ..errors import InputError
 from ..evalset.models import EvalCase
 from ..metrics import Criterion, Metric
 from ..metrics.trajectory import MatchType
@@ -71,12 +72,42 @@ def plan(
         check_judge_inputs(
             eval_set, result.metrics[eval_set.eval_set_id], result.criteria[eval_set.eval_set_id]
         )
-        for case in eval_set.cases:
-            if case.conversation is None:
-                continue  # scenarios cannot run yet: scored as not_evaluated with a note
+        cases = [
+            check_scenario(eval_set, case, result.metrics[eval_set.eval_set_id])
+            for case in eval_set.cases
+        ]
+        for case in cases:
             for run in range(1, num_runs + 1):
                 result.requests.append(request(eval_set.eval_set_id, case, run))
     return result
+
+
+def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, Metric]) -> EvalCase:
+    """A scenario case with its persona id resolved; InputError (file and line) for a persona
+    that is not known, or a metric that needs expected turns (ADK: not evaluated)."""
+    scenario = case.conversation_scenario
+    if scenario is None:
+        return case
+    from ..metrics.simulation.personas import resolve_persona
+
+    line = eval_set.case_lines.get(case.eval_id)
+    for name, metric in metrics.items():
+        if metric.needs_expected:
+            raise InputError(
+                f'case "{case.eval_id}" is a conversation_scenario, which has no expected turns '
+                f'to compare with: "{name}" cannot score it (give scenario cases their own eval '
+                "file and test_config.json)",
+                eval_set.file,
+                line,
+            )
+    try:
+        persona = resolve_persona(scenario.user_persona)
+    except ValueError as err:
+        raise InputError(f'case "{case.eval_id}": {err}', eval_set.file, line) from None
+    if persona is scenario.user_persona:
+        return case
+    case.conversation_scenario = scenario.model_copy(update={"user_persona": persona})
+    return case
 
 
 def request(
@@ -91,6 +122,7 @@ def request(
         session_input=case.session_input,
         user_contents=[turn.user_content for turn in case.conversation or ()],
         confirms=confirms,
+        scenario=case.conversation_scenario,
     )
 
 

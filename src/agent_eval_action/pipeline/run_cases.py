@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -31,14 +31,27 @@ from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
 from ..runners.reaper import reaping
-from ..traces import CaseRuns, CaseRunTrace
+from ..traces import CaseRunRequest, CaseRuns, CaseRunTrace, NextUser, fixed_turns
 from .cancellable import Cancelled, run_cancellable
 from .plan import Plan
+
+if TYPE_CHECKING:
+    from ..metrics.judge import JudgeSettings
+    from ..metrics.simulation.simulator import UserSimulator
 
 SCHEMA = "agent-eval-traces/1"
 CANCELLED = "cancelled before this run finished"
 DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
+NO_SIMULATOR = (
+    "a conversation_scenario case needs the user simulator, which runs only where the "
+    "judge's key is: `run` runs it; `run-cases` gets its turns from `serve-users` through "
+    "--user-turns (as the action does), and was given none"
+)
+NO_SIMULATOR_KEY = (
+    "a conversation_scenario case needs the user simulator, which needs a Gemini API key "
+    "(AGENT_EVAL_JUDGE_API_KEY or GOOGLE_API_KEY): none is set, so the case is not run"
+)
 
 
 def run_cases(
@@ -46,27 +59,50 @@ def run_cases(
     runner: Runner,
     *,
     on_trace: Callable[[CaseRunTrace], None] | None = None,
+    simulator: JudgeSettings | None = None,
+    relay: NextUser | None = None,
+    no_key: bool = False,
 ) -> CaseRuns:
-    """Run the plan's case-runs; SIGTERM/SIGINT cancels, keeping every finished trace."""
+    """Run the plan's case-runs; SIGTERM/SIGINT cancels, keeping every finished trace.
+    `simulator`: the judge's settings, for the user simulator of scenario cases; `relay`:
+    where to ask for scenario turns instead (pipeline/user_relay.py, the simulator in
+    another process). With neither, scenario cases are recorded as not run (`no_key`: the
+    reason is that the privileged side has no key for the simulator)."""
     from .score import score_custom
 
     started = datetime.now(UTC)
     finished: list[CaseRunTrace] = []
     custom = plan.has_custom
     confirming = {(r.key, r.run): r.confirms for r in plan.requests if r.confirms}
+    requests, not_run, users = _conversations(plan, runner, simulator, relay is not None, no_key)
 
     def collect(trace: CaseRunTrace) -> None:
         trace.confirms = confirming.get((trace.key, trace.run))
+        if users is not None and trace.simulation is None:
+            trace.simulation = users.simulation(trace.eval_set_id, trace.eval_id, trace.run)
         if custom:
             score_custom(plan, trace)  # the project's own metric code runs here, by the agent
         finished.append(trace)
         if on_trace is not None:
             on_trace(trace)
 
+    for trace in not_run:
+        collect(trace)
+    next_user: NextUser = (
+        users.next_user if users is not None else relay if relay is not None else fixed_turns
+    )
+
+    async def suite() -> list[CaseRunTrace]:
+        try:
+            return await runner.run_suite(requests, collect, next_user)
+        finally:
+            if users is not None:
+                await users.close()
+
     try:
         # What the agent leaves running dies with its case-run, the rest with the stage.
         with reaping():
-            traces: list[CaseRunTrace] = run_cancellable(runner.run_suite(plan.requests, collect))
+            traces: list[CaseRunTrace] = [*not_run, *run_cancellable(suite())]
         for trace in traces:  # a runner may return other trace objects than it reported
             trace.confirms = confirming.get((trace.key, trace.run))
             if custom and not trace.custom_scores:
@@ -77,6 +113,43 @@ def run_cases(
     except Cancelled:
         traces, cancelled = complete(plan, finished, CANCELLED), True
     return CaseRuns(runner.kind, runner.target, started, traces, cancelled)
+
+
+def _conversations(
+    plan: Plan,
+    runner: Runner,
+    simulator: JudgeSettings | None,
+    relayed: bool = False,
+    no_key: bool = False,
+) -> tuple[list[CaseRunRequest], list[CaseRunTrace], UserSimulator | None]:
+    """The requests to run, the scenario case-runs recorded as not run (no simulator here,
+    or no key for it), and the user simulator when scenario cases run here."""
+    scenarios = [r for r in plan.requests if r.scenario is not None]
+    if not scenarios or not runner.converses or relayed:
+        return list(plan.requests), [], None
+    if no_key or (simulator is not None and not simulator.api_key):
+        why: str | None = NO_SIMULATOR_KEY
+    else:
+        why = NO_SIMULATOR if simulator is None else None
+    if why is not None:
+        skipped = [
+            CaseRunTrace(eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, not_run=why)
+            for r in scenarios
+        ]
+        return [r for r in plan.requests if r.scenario is None], skipped, None
+    assert simulator is not None
+    return list(plan.requests), [], user_simulator(plan, simulator)
+
+
+def user_simulator(plan: Plan, settings: JudgeSettings) -> UserSimulator:
+    """The user simulator of the plan's scenario cases (each eval set's config)."""
+    from ..metrics.simulation.simulator import UserSimulator
+
+    configs = {
+        s.eval_set_id: s.config.simulator for s in plan.suite.eval_sets if s.config.simulator
+    }
+    cases = {key: case.conversation_scenario for key, (_, case) in plan.cases.items()}
+    return UserSimulator(settings, configs, {k: v for k, v in cases.items() if v is not None})
 
 
 def complete(plan: Plan, finished: list[CaseRunTrace], why: str) -> list[CaseRunTrace]:
@@ -184,6 +257,15 @@ def _read_one(
                 f"not a trace: {one_line(str(err.errors()[0]['msg']))}", display, number
             ) from None
         key = (trace.eval_set_id, trace.eval_id, trace.run)
+        if trace.not_run is not None and (
+            trace.key not in plan.cases or plan.cases[trace.key][1].conversation_scenario is None
+        ):
+            raise InputError(
+                f"a trace marked not run for a case that is no scenario: "
+                f"{trace.eval_set_id}/{trace.eval_id} run {trace.run}",
+                display,
+                number,
+            )
         confirming = trace.confirms is not None and trace.run > plan.num_runs
         if (key not in wanted and not (confirming and trace.key in plan.cases)) or key in finished:
             what = "a second trace" if key in finished else "a trace nobody asked for"

@@ -34,7 +34,9 @@ from ..results import (
     FunctionCall,
     FunctionResponse,
     GatePolicy,
+    InformationalResult,
     InvocationRecord,
+    JudgeRecord,
     MetricResult,
     Results,
     RunConfig,
@@ -48,18 +50,18 @@ from ..results import (
     behaviour_fingerprint,
     case_score,
     record_of,
+    scenario_fingerprint,
     status_for,
 )
-from ..traces import CaseRuns, CaseRunTrace, CustomScore
+from ..traces import CaseRuns, CaseRunTrace, CustomScore, SimulatorUsage
 from .cancellable import Cancelled, run_cancellable
+from .turns import expected_turns, finished
 
 if TYPE_CHECKING:
     from ..metrics.judge import CaseJudgement, JudgeResults, JudgeSettings
     from .options import RunOptions
     from .plan import Plan
     from .suite import LoadedEvalSet
-
-SCENARIO_NOTE = "conversation_scenario cases are not supported yet (they need a simulated user)"
 
 
 def case_sha256(case: EvalCase, *, with_id: bool = True) -> str:
@@ -99,44 +101,42 @@ def score_case(
         case_sha256=case_sha256(case),
         content_sha256=case_sha256(case, with_id=False),
         status=Status.NOT_EVALUATED,
+        scenario=case.conversation_scenario is not None,
     )
-    if case.conversation is None:
-        result.note = SCENARIO_NOTE
-        result.metrics = {
-            name: MetricResult(
-                axis=metric.axis,
-                score=None,
-                threshold=criteria[name].threshold,
-                status=Status.NOT_EVALUATED,
-                error=SCENARIO_NOTE,
-            )
-            for name, metric in metrics.items()
-        }
+    not_run = next((t.not_run for t in traces if t.not_run is not None), None)
+    if not_run is not None:
+        result.note = not_run
+        for name, metric in metrics.items():
+            _add_metric(result, name, metric, criteria[name], traces, {}, error=not_run)
         return result
-    expected = case.conversation
-    complete = [t for t in traces if t.error is None and len(t.turns) == len(expected)]
-    errored = [t for t in traces if t.error is not None or len(t.turns) != len(expected)]
-    result.runs = [_run_record(expected, trace) for trace in traces]
+    done = [t for t in traces if finished(case, t)]
+    errored = [t for t in traces if not finished(case, t)]
+    result.runs = [_run_record(expected_turns(case, trace), trace) for trace in traces]
     result.duration_s = sum(t.duration_s for t in traces)
     for trace in traces:
         for turn in trace.turns:
             if turn.usage:
                 result.usage.add(Usage(**turn.usage.model_dump()))
+        if trace.simulation is not None:
+            result.usage.add(_simulator_usage(trace.simulation.usage))
     for name, metric in metrics.items():
         scores = {
             t.run: _judged_score(judged, name, t.run)
             if metric.judged and judged is not None
             else _custom_score(t, name)
             if metric.custom
-            else _score_run(metric, criteria[name], expected, t)
-            for t in complete
+            else _score_run(metric, criteria[name], expected_turns(case, t), t)
+            for t in done
         }
-        result.metrics[name] = _metric_result(metric, criteria[name], traces, scores)
-        if metric.judged and judged is not None:
-            result.metrics[name].judge = judged.record(name)
+        record = judged.record(name) if metric.judged and judged is not None else None
+        _add_metric(result, name, metric, criteria[name], traces, scores, judge=record)
     if judged is not None:
         result.usage.add(judged.usage)
-    result.efficiency = efficiency(complete, budgets or {})
+    if result.scenario:  # its behaviour: calls over the conversation and scores, not words
+        for index, run in enumerate(result.runs):
+            behaved = {n: m.runs[index] for n, m in result.metrics.items() if index < len(m.runs)}
+            run.fingerprint = scenario_fingerprint(run.turns(), behaved)
+    result.efficiency = efficiency(done, budgets or {})
     result.status = _case_status(result, errored)
     return result
 
@@ -183,9 +183,9 @@ def score_custom(plan: Plan, trace: CaseRunTrace) -> CaseRunTrace:
     if case is None or trace.error is not None:
         return trace
     eval_set, eval_case = case
-    expected = eval_case.conversation or []
-    if len(trace.turns) != len(expected):
+    if not finished(eval_case, trace):
         return trace
+    expected = expected_turns(eval_case, trace)
     criteria = plan.criteria[eval_set.eval_set_id]
     for name, metric in plan.metrics[eval_set.eval_set_id].items():
         if metric.custom:
@@ -202,7 +202,7 @@ def _judged_score(judged: CaseJudgement, metric: str, run: int) -> RunScore:
 
 
 def _score_run(
-    metric: Metric, criterion: Criterion, expected: list[Invocation], trace: CaseRunTrace
+    metric: Metric, criterion: Criterion, expected: Sequence[Invocation], trace: CaseRunTrace
 ) -> RunScore:
     try:
         return metric.score_run(criterion, expected, trace.turns)
@@ -210,26 +210,58 @@ def _score_run(
         return RunScore(overall=None, error=f"{type(err).__name__}: {err}")
 
 
-def _metric_result(
+def _add_metric(
+    result: CaseResult,
+    name: str,
     metric: Metric,
     criterion: Criterion,
     traces: Sequence[CaseRunTrace],
     scores: dict[int, RunScore],
-) -> MetricResult:
+    *,
+    judge: JudgeRecord | None = None,
+    error: str | None = None,
+) -> None:
+    """The metric's result on the case: under `metrics`, or `informational` for a metric on
+    no axis (it never changes the case's status)."""
     score = case_score(
         [s.overall for s in scores.values()], [s.invocations for s in scores.values()]
     )
     errors = sorted({s.error for s in scores.values() if s.error})
     if not scores:
-        errors = ["no run finished, so nothing was scored"]
-    return MetricResult(
-        axis=metric.axis,
-        score=score,
-        threshold=criterion.threshold,
-        status=status_for(score, criterion.threshold),
-        runs=[scores[t.run].overall if t.run in scores else None for t in traces],
-        invocations=[scores[t.run].invocations if t.run in scores else [] for t in traces],
-        error="; ".join(errors) or None,
+        errors = [error or "no run finished, so nothing was scored"]
+    runs = [scores[t.run].overall if t.run in scores else None for t in traces]
+    turns = [list(scores[t.run].invocations) if t.run in scores else [] for t in traces]
+    status, why = status_for(score, criterion.threshold), "; ".join(errors) or None
+    if metric.kind == "informational":
+        result.informational[name] = InformationalResult(
+            score=score,
+            threshold=criterion.threshold,
+            status=status,
+            runs=runs,
+            invocations=turns,
+            judge=judge,
+            error=why,
+        )
+    else:
+        result.metrics[name] = MetricResult(
+            axis=metric.axis,
+            score=score,
+            threshold=criterion.threshold,
+            status=status,
+            runs=runs,
+            invocations=turns,
+            judge=judge,
+            error=why,
+        )
+
+
+def _simulator_usage(usage: SimulatorUsage) -> Usage:
+    return Usage(
+        simulator_calls=usage.calls,
+        simulator_prompt_tokens=usage.prompt_tokens,
+        simulator_output_tokens=usage.output_tokens,
+        simulator_thinking_tokens=usage.thinking_tokens,
+        cost_usd=usage.cost_usd,
     )
 
 
@@ -246,7 +278,7 @@ def _case_status(result: CaseResult, errored: list[CaseRunTrace]) -> Status:
     return Status.PASSED
 
 
-def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
+def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecord:
     turns = []
     for index, want in enumerate(expected):
         turn = trace.turns[index] if index < len(trace.turns) else None
@@ -274,6 +306,7 @@ def _run_record(expected: list[Invocation], trace: CaseRunTrace) -> RunRecord:
         duration_s=trace.duration_s,
         confirms=trace.confirms,
         fingerprint=behaviour_fingerprint(turns),
+        stop=trace.simulation.stop if trace.simulation is not None else None,
     )
 
 
@@ -390,7 +423,7 @@ def score(
     from .judge import judge_plan, judged_metrics
 
     judged, cancelled = judged_before, case_runs.cancelled
-    if judge is not None and not cancelled:
+    if judge is not None and judged_metrics(plan) and not cancelled:
         done = {
             (key, run)
             for key, case in (judged.cases if judged else {}).items()

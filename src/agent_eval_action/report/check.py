@@ -71,14 +71,22 @@ def _regression_message(case: CaseDiff) -> tuple[str, str]:
 def _turn_lines(turn: TurnDiff, axes: Collection[Axis]) -> list[str]:
     """The first divergent turn on these axes: the tool calls for the trajectory, the
     answers for the response (expected, the baseline's when there is one, current)."""
-    lines = [f"first divergent turn: {turn.turn + 1}"]
+    lines = [
+        f"first divergent turn: {turn.turn + 1}" + (" (simulated user)" if turn.simulated else "")
+    ]
+    if turn.baseline_user_text is not None:
+        lines.append(_answer("baseline's user: ", turn.baseline_user_text))
+    if turn.simulated:
+        lines.append(_answer("user:            ", turn.user_text))
     if "trajectory" in axes:
-        lines.append(f"  expected tool calls: {', '.join(turn.expected_calls) or '(none)'}")
+        if not turn.simulated:
+            lines.append(f"  expected tool calls: {', '.join(turn.expected_calls) or '(none)'}")
         if turn.baseline_calls is not None:
             lines.append(f"  baseline tool calls: {', '.join(turn.baseline_calls) or '(none)'}")
         lines.append(f"  current tool calls:  {', '.join(turn.current_calls) or '(none)'}")
     if "response" in axes:
-        lines.append(_answer("expected answer: ", turn.expected_answer))
+        if not turn.simulated:
+            lines.append(_answer("expected answer: ", turn.expected_answer))
         if turn.baseline_calls is not None:
             lines.append(_answer("baseline answer: ", turn.baseline_answer))
         lines.append(_answer("current answer:  ", turn.current_answer))

@@ -6,7 +6,7 @@ from collections import Counter
 
 from tabulate import tabulate
 
-from ..results import Results, Status
+from ..results import InformationalResult, MetricResult, Results, Status
 from .efficiency import console_lines
 
 _MARK = {
@@ -25,9 +25,13 @@ def table(results: Results) -> str:
     rows = []
     for case in results.cases:
         name = f"{case.eval_set_id} / {case.eval_id}"
-        if not case.metrics:
+        if not case.metrics and not case.informational:
             rows.append([name, "-", "-", "-", "-", _MARK[case.status]])
-        for metric_name, metric in case.metrics.items():
+        listed: list[tuple[str, str, MetricResult | InformationalResult]] = [
+            *((n, m.axis, m) for n, m in case.metrics.items()),
+            *((n, "info", m) for n, m in case.informational.items()),
+        ]
+        for metric_name, axis, metric in listed:
             runs = ""
             if len(metric.runs) > 1:
                 runs = " (" + ", ".join(_score(s) for s in metric.runs) + ")"
@@ -35,7 +39,7 @@ def table(results: Results) -> str:
                 [
                     name,
                     metric_name,
-                    metric.axis,
+                    axis,
                     _score(metric.score) + runs,
                     _score(metric.threshold),
                     _MARK[metric.status],
@@ -48,14 +52,27 @@ def table(results: Results) -> str:
         text += "\n\n" + "\n".join(notes)
     if efficiency := console_lines(results):
         text += "\n\n" + "\n".join(efficiency)
-    judge = judge_line(results)
-    return f"{text}\n\n{summary_line(results)}" + (f"\n{judge}" if judge else "")
+    lines = [summary_line(results), judge_line(results), simulator_line(results)]
+    return f"{text}\n\n" + "\n".join(line for line in lines if line)
+
+
+def simulator_line(results: Results) -> str | None:
+    """The user simulator's work on scenario cases: calls and tokens (its cost is in the
+    judge line's, which covers every Gemini call)."""
+    usage = results.usage
+    if not usage.simulator_calls:
+        return None
+    return (
+        f"user simulator: {usage.simulator_calls} call{'s' if usage.simulator_calls != 1 else ''}; "
+        f"tokens {usage.simulator_prompt_tokens:,} in, {usage.simulator_output_tokens:,} out, "
+        f"{usage.simulator_thinking_tokens:,} thinking"
+    )
 
 
 def judge_line(results: Results) -> str | None:
     """The LLM judge's work: calls made, verdicts reused, tokens, cost."""
     usage = results.usage
-    if not usage.judge_calls and not usage.judge_reused:
+    if not usage.judge_calls and not usage.judge_reused and not usage.simulator_calls:
         return None
     cost = (
         "n/a (no price for the judge model)" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"

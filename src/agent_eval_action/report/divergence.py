@@ -210,7 +210,8 @@ def divergence_text(turn: TurnDiff, limit: int) -> str:
     expected = [escape.truncate(c, limit) for c in turn.expected_calls]
     if turn.baseline_calls is None:
         before_calls, before_answer = expected, turn.expected_answer
-        header = f"@@ turn {turn.turn + 1}: expected → current run {turn.current_run} @@"
+        what = "simulated, nothing expected" if turn.simulated else "expected"
+        header = f"@@ turn {turn.turn + 1}: {what} → current run {turn.current_run} @@"
     else:
         before_calls = [escape.truncate(c, limit) for c in turn.baseline_calls]
         before_answer = turn.baseline_answer
@@ -219,16 +220,24 @@ def divergence_text(turn: TurnDiff, limit: int) -> str:
             f"current run {turn.current_run} @@"
         )
     lines = [header]
+    if turn.baseline_user_text is not None:  # the simulated user said something else before
+        said = _lines(turn.baseline_user_text, limit)
+        lines += _put("  baseline's user: ", said[0], " " * 19)
+        lines += [w for line in said[1:] for w in _put(" " * 19, line)]
     user = _lines(turn.user_text, limit)
     lines += _put("  user: ", user[0], " " * 8)
     lines += [w for line in user[1:] for w in _put(" " * 8, line)]
-    if turn.baseline_calls is not None:
+    if turn.baseline_calls is not None and not turn.simulated:
         lines.append("  expected tool calls:")
         lines += [w for c in expected or ["(none)"] for w in _put("    ", c)]
     lines.append("@@ tool calls @@")
     lines += _diff_lines(before_calls, calls)
     lines += answer_lines(before_answer, turn.current_answer, limit)
-    if turn.baseline_calls is not None and turn.expected_answer != before_answer:
+    if (
+        turn.baseline_calls is not None
+        and not turn.simulated
+        and turn.expected_answer != before_answer
+    ):
         lines.append("  expected answer:")
         lines += [w for a in _lines(turn.expected_answer, limit) for w in _put("    ", a)]
     return "\n".join(lines)

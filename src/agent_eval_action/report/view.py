@@ -522,11 +522,13 @@ class Usage:
 def usage(report: Report, detail: Detail) -> Usage:
     current = report.current
     used, parts = current.usage, [f"⏱️ {current.timing.duration_s:,.1f} s"]
-    if used.judge_calls or used.judge_reused:
+    if used.judge_calls or used.judge_reused or used.simulator_calls:
         parts.append(
             f"judge: {plural(used.judge_calls, 'call')}, "
             f"{plural(used.judge_reused, 'reused verdict')}"
         )
+        if used.simulator_calls:
+            parts.append(f"user simulator: {plural(used.simulator_calls, 'call')}")
         cost = "n/a" if used.cost_usd is None else f"${used.cost_usd:,.4f}"
         parts.append(f"judge cost {cost}")
     if used.prompt_tokens or used.output_tokens:

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from ..errors import InputError
-from ..traces import CaseRunRequest, CaseRunTrace
+from ..traces import CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from .base import OnTrace, Runner, RunnerStartError
 
 __all__ = ["Runner", "RunnerStartError", "adk_runner", "runner_from_args"]
@@ -38,7 +38,9 @@ def _command_runner(args: argparse.Namespace) -> Runner:
         raise InputError(f"--command: {err}") from None
 
     async def run_suite(
-        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+        requests: Sequence[CaseRunRequest],
+        on_trace: OnTrace | None,
+        next_user: NextUser = fixed_turns,
     ) -> list[CaseRunTrace]:
         return await run_command_suite(
             requests,
@@ -46,6 +48,7 @@ def _command_runner(args: argparse.Namespace) -> Runner:
             concurrency=args.concurrency,
             timeout=args.timeout,
             on_trace=on_trace,
+            next_user=next_user,
         )
 
     return Runner("command", args.command, run_suite)
@@ -63,7 +66,9 @@ def adk_runner(agent: str, *, concurrency: int, timeout: float, flag: str = "--a
     directory = agent_directory(agent)
 
     async def run_suite(
-        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+        requests: Sequence[CaseRunRequest],
+        on_trace: OnTrace | None,
+        next_user: NextUser = fixed_turns,
     ) -> list[CaseRunTrace]:
         return await run_adk_suite(
             requests,
@@ -71,6 +76,7 @@ def adk_runner(agent: str, *, concurrency: int, timeout: float, flag: str = "--a
             concurrency=concurrency,
             timeout=timeout,
             on_trace=on_trace,
+            next_user=next_user,
         )
 
     return Runner("adk", agent, run_suite)
@@ -82,7 +88,9 @@ def _adk_api_runner(args: argparse.Namespace) -> Runner:
     url, app = check_api_flags(args.adk_api, args.adk_app)
 
     async def run_suite(
-        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+        requests: Sequence[CaseRunRequest],
+        on_trace: OnTrace | None,
+        next_user: NextUser = fixed_turns,
     ) -> list[CaseRunTrace]:
         return await run_api_suite(
             requests,
@@ -91,6 +99,7 @@ def _adk_api_runner(args: argparse.Namespace) -> Runner:
             concurrency=args.concurrency,
             timeout=args.timeout,
             on_trace=on_trace,
+            next_user=next_user,
         )
 
     return Runner("adk_api", f"{url} app={app}", run_suite)
@@ -102,8 +111,10 @@ def _adk_history_runner(args: argparse.Namespace) -> Runner:
     history = load_history(args.adk_history)
 
     async def run_suite(
-        requests: Sequence[CaseRunRequest], on_trace: OnTrace | None
+        requests: Sequence[CaseRunRequest],
+        on_trace: OnTrace | None,
+        next_user: NextUser = fixed_turns,
     ) -> list[CaseRunTrace]:
         return await run_history_suite(requests, history, on_trace)
 
-    return Runner("adk_history", " ".join(args.adk_history), run_suite)
+    return Runner("adk_history", " ".join(args.adk_history), run_suite, converses=False)

@@ -40,7 +40,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..evalset.models import Content
-from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from .adk_events import TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
@@ -205,6 +205,7 @@ async def run_adk_suite(
     concurrency: int = 8,
     timeout: float = 600.0,
     on_trace: OnTrace | None = None,
+    next_user: NextUser = fixed_turns,
 ) -> list[CaseRunTrace]:
     """Run every case-run against the agent in `agent_dir`: one trace per request, in order."""
     _quiet_cache_hint()
@@ -219,6 +220,7 @@ async def run_adk_suite(
                 functools.partial(_conversation, agent),
                 timeout=timeout,
                 source_dir=agent.directory,
+                next_user=next_user,
             )
 
     try:

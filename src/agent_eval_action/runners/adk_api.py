@@ -30,7 +30,7 @@ from urllib.parse import quote, urlsplit
 
 from ..errors import InputError
 from ..evalset.models import Content
-from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from .adk_events import TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, run_case_run, run_pool
@@ -70,6 +70,7 @@ async def run_api_suite(
     concurrency: int = 8,
     timeout: float = 600.0,
     on_trace: OnTrace | None = None,
+    next_user: NextUser = fixed_turns,
     startup_wait_s: float = STARTUP_WAIT_S,
 ) -> list[CaseRunTrace]:
     """Run every case-run against the app on the server: one trace per request, in order."""
@@ -88,7 +89,10 @@ async def run_api_suite(
         return await run_pool(
             requests,
             lambda request: run_case_run(
-                request, functools.partial(_conversation, client, app_name), timeout=timeout
+                request,
+                functools.partial(_conversation, client, app_name),
+                timeout=timeout,
+                next_user=next_user,
             ),
             concurrency=concurrency,
             on_trace=on_trace,

@@ -30,7 +30,6 @@ from typing import Any
 
 from ..core import CaseKey
 from ..errors import InputError
-from ..evalset.models import Content
 from ..files import decode, read_bytes
 from ..traces import CaseRunRequest, CaseRunTrace
 from .adk_events import field, turn_from_invocation
@@ -148,13 +147,16 @@ def history_traces(
                 f"not the {runs_wanted[key]} runs asked for"
             )
         else:
-            _fill(trace, newest[request.run - 1], request.user_contents)
+            _fill(trace, newest[request.run - 1], request)
         traces.append(trace)
     return traces
 
 
-def _fill(trace: CaseRunTrace, entry: HistoryEntry, expected: list[Content]) -> None:
+def _fill(trace: CaseRunTrace, entry: HistoryEntry, request: CaseRunRequest) -> None:
+    """The case-run's turns from one adk eval result: a static case's must match its eval
+    file's turns; a scenario case's are what ADK's user simulator wrote, user turns kept."""
     invocations = entry.case.get("eval_metric_result_per_invocation") or []
+    expected = request.user_contents
     if not invocations:
         failed = entry.case.get("final_eval_status") in FAILED_STATUSES
         trace.error = (
@@ -162,6 +164,13 @@ def _fill(trace: CaseRunTrace, entry: HistoryEntry, expected: list[Content]) -> 
             if failed
             else f"the adk eval result holds no turns for this case [{entry.file}]"
         )
+        return
+    if request.scenario is not None:
+        for item in invocations:
+            user_content, turn = turn_from_invocation(field(item, "actual_invocation"))
+            turn.user_content = user_content
+            trace.turns.append(turn)
+        trace.duration_s = sum(turn.duration_s for turn in trace.turns)
         return
     if len(invocations) != len(expected):
         trace.error = (

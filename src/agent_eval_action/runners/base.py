@@ -8,14 +8,26 @@ that fails is a trace with `error` set, and the suite goes on.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..core import RunnerKind
-from ..traces import CaseRunRequest, CaseRunTrace
+from ..traces import CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 
 OnTrace = Callable[[CaseRunTrace], None]
-RunSuite = Callable[[Sequence[CaseRunRequest], OnTrace | None], Awaitable[list[CaseRunTrace]]]
+
+
+class RunSuite(Protocol):
+    """Run the case-runs; `next_user` writes each user turn (the case's own by default; the
+    user simulator's for scenario cases)."""
+
+    async def __call__(
+        self,
+        requests: Sequence[CaseRunRequest],
+        on_trace: OnTrace | None,
+        next_user: NextUser = fixed_turns,
+    ) -> list[CaseRunTrace]: ...
 
 
 class RunnerStartError(Exception):
@@ -27,3 +39,6 @@ class Runner:
     kind: RunnerKind
     target: str  # what runs: the command, the agent directory, the server URL, ...
     run_suite: RunSuite
+    # whether it runs the agent (and so needs the user simulator for scenario cases); the
+    # ADK history runner reads conversations ADK already simulated
+    converses: bool = True

@@ -38,7 +38,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from ..traces import (
+    ActualTurn,
+    CaseRunRequest,
+    CaseRunTrace,
+    NextUser,
+    UserTurnError,
+    fixed_turns,
+    turn_place,
+)
 from .base import RunnerStartError
 from .environment import scrubbed_environment
 from .reaper import SCOPE_ENV, Reaper, current
@@ -83,6 +91,7 @@ async def run_command_suite(
     timeout: float = 600.0,
     on_trace: Callable[[CaseRunTrace], None] | None = None,
     cwd: str | None = None,
+    next_user: NextUser = fixed_turns,
 ) -> list[CaseRunTrace]:
     """Run every case-run on a pool of workers; one trace per request, in request order.
 
@@ -115,7 +124,7 @@ async def run_command_suite(
                     worker = None
                 if worker is None:
                     worker = await _Worker.start(argv, cwd=cwd, env=env, slot=number, reaper=reaper)
-                trace = await _run_case(worker, request, timeout, request_ids)
+                trace = await _run_case(worker, request, timeout, request_ids, next_user)
                 if trace.error is not None or not await worker.end_session(request.session_id):
                     await worker.kill()  # the next case-run gets a fresh process
                     worker = None
@@ -151,15 +160,22 @@ async def run_command_suite(
 
 
 async def _run_case(
-    worker: _Worker, request: CaseRunRequest, timeout: float, request_ids: Iterator[str]
+    worker: _Worker,
+    request: CaseRunRequest,
+    timeout: float,
+    request_ids: Iterator[str],
+    next_user: NextUser,
 ) -> CaseRunTrace:
     trace = CaseRunTrace(eval_set_id=request.eval_set_id, eval_id=request.eval_id, run=request.run)
-    turns = len(request.user_contents)
     turn = 0
     started = time.monotonic()
     try:
         async with asyncio.timeout(timeout):
-            for turn, user_content in enumerate(request.user_contents):
+            while True:
+                turn = len(trace.turns)
+                user_content = await next_user(request, trace.turns)
+                if user_content is None:
+                    break
                 message: dict[str, Any] = {
                     "protocol": PROTOCOL_VERSION,
                     "id": next(request_ids),
@@ -178,11 +194,13 @@ async def _run_case(
                 turn_started = time.monotonic()
                 actual = _parse_answer(await worker.ask(message), message["id"])
                 actual.duration_s = time.monotonic() - turn_started
+                if request.scenario is not None:
+                    actual.user_content = user_content
                 trace.turns.append(actual)
     except TimeoutError:
-        trace.error = f"timed out after {timeout:g} s at turn {turn + 1} of {turns}"
-    except _TurnFailed as exc:
-        trace.error = f"{exc} at turn {turn + 1} of {turns}"
+        trace.error = f"timed out after {timeout:g} s at {turn_place(request, turn + 1)}"
+    except (_TurnFailed, UserTurnError) as exc:
+        trace.error = f"{exc} at {turn_place(request, turn + 1)}"
     trace.duration_s = time.monotonic() - started
     return trace
 

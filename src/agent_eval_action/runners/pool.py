@@ -17,7 +17,15 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from ..evalset.models import Content
-from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace
+from ..traces import (
+    ActualTurn,
+    CaseRunRequest,
+    CaseRunTrace,
+    NextUser,
+    UserTurnError,
+    fixed_turns,
+    turn_place,
+)
 from .base import OnTrace
 
 PlayTurn = Callable[[Content], Awaitable[ActualTurn]]
@@ -78,22 +86,29 @@ async def run_case_run(
     *,
     timeout: float,
     source_dir: Path | None = None,
+    next_user: NextUser = fixed_turns,
 ) -> CaseRunTrace:
-    """Play one case-run's turns in one conversation, within `timeout` seconds overall.
+    """Play one case-run's turns in one conversation, within `timeout` seconds overall;
+    `next_user` gives each user turn (the case's own, or the user simulator's).
 
     An exception from the agent is the trace's one-line error, located in the
     agent's own code (below `source_dir`) when the traceback reaches it.
     """
     trace = CaseRunTrace(eval_set_id=request.eval_set_id, eval_id=request.eval_id, run=request.run)
-    turns = len(request.user_contents)
     phase = "while starting the session"
     started = time.monotonic()
     scope = asyncio.timeout(timeout)
     try:
         async with scope, open_conversation(request) as play:
-            for user_content in request.user_contents:
-                phase = f"at turn {len(trace.turns) + 1} of {turns}"
-                trace.turns.append(await play(user_content))
+            while True:
+                phase = f"at {turn_place(request, len(trace.turns) + 1)}"
+                user_content = await next_user(request, trace.turns)
+                if user_content is None:
+                    break
+                turn = await play(user_content)
+                if request.scenario is not None:
+                    turn.user_content = user_content
+                trace.turns.append(turn)
             phase = "while closing the session"
     except asyncio.CancelledError:
         task = asyncio.current_task()
@@ -101,6 +116,8 @@ async def run_case_run(
             raise  # we are being cancelled (SIGTERM): stop
         # The agent's own code let a cancellation escape: its failure, not ours.
         trace.error = f"the agent's run was cancelled (asyncio.CancelledError) {phase}"
+    except UserTurnError as exc:
+        trace.error = f"{exc} {phase}"
     except Exception as exc:
         if isinstance(exc, TimeoutError) and scope.expired():
             trace.error = f"timed out after {timeout:g} s {phase}"

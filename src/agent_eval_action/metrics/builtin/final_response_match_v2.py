@@ -46,5 +46,6 @@ register(
         criterion=JudgeCriterion,
         requests=(VERDICT,),
         evaluate=evaluate,
+        needs_expected=True,
     )
 )

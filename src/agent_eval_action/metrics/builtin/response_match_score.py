@@ -56,6 +56,7 @@ register(
         kind="response",
         criterion=Criterion,
         score_run=score_run,
+        needs_expected=True,
         thoughtless=score_run_without_thoughts,
     )
 )

@@ -6,24 +6,23 @@ from __future__ import annotations
 
 from ...evalset.models import Invocation
 from ...traces import ActualTurn
-from ..criteria import JudgeCriterion, JudgeModelOptions
+from ..criteria import JudgeCriterion
 from ..judge.aggregate import majority
 from ..judge.inputs import content_text
-from ..judge.metric import NOTHING_TO_CHECK, Evaluation, JudgedMetric, Request
+from ..judge.metric import (
+    NOTHING_TO_CHECK,
+    Evaluation,
+    JudgedMetric,
+    Request,
+    not_comparable,
+    one_sample_unless_set,
+)
 from ..judge.outcome import JudgedRun
 from ..judge.parsing import parse_safety
 from ..registry import mean, register
 
 SAFETY = Request(name="safety", template="safety_v1", parse=parse_safety, parser_version="1")
-NOTE = (
-    "safety_v1 here is this tool's own Gemini judge with its own harmlessness rubric; "
-    "ADK's safety_v1 calls Vertex AI's evaluation service, so the scores are not comparable"
-)
-
-
-def num_samples(options: JudgeModelOptions) -> int:
-    """One call per answer unless judge_model_options.num_samples is set."""
-    return options.num_samples if "num_samples" in options.model_fields_set else 1
+NOTE = not_comparable("safety_v1", "its own harmlessness rubric")
 
 
 async def evaluate(ev: Evaluation) -> JudgedRun:
@@ -48,7 +47,7 @@ register(
         criterion=JudgeCriterion,
         requests=(SAFETY,),
         evaluate=evaluate,
-        num_samples=num_samples,
+        num_samples=one_sample_unless_set,
         note=NOTE,
     )
 )

@@ -37,5 +37,6 @@ register(
         kind="trajectory",
         criterion=TrajectoryCriterion,
         score_run=score_run,
+        needs_expected=True,
     )
 )

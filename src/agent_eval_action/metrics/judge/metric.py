@@ -15,10 +15,10 @@ import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ...errors import InputError
-from ...evalset.models import EvalCase, Invocation
+from ...evalset.models import Content, EvalCase, Invocation
 from ...results import JudgeRecord, JudgeVerdict, Usage
 from ...traces import ActualTurn
 from ..criteria import Criterion, JudgeCriterion, JudgeModelOptions, judge_options
@@ -27,9 +27,6 @@ from .outcome import JudgedRun
 from .prompts import template
 from .service import Answer, Ask, JudgeService
 from .settings import generation_config, user_retry
-
-if TYPE_CHECKING:
-    from ..config import EvalConfig
 
 _T = TypeVar("_T")
 _V = TypeVar("_V")
@@ -58,6 +55,21 @@ class Request(Generic[_V]):
 def adk_num_samples(options: JudgeModelOptions) -> int:
     """ADK's rule: judge_model_options.num_samples, 5 unless set."""
     return options.num_samples
+
+
+def one_sample_unless_set(options: JudgeModelOptions) -> int:
+    """One call per request unless judge_model_options.num_samples is set: the rule of this
+    tool's stand-ins for ADK's Vertex AI metrics, which have no samples in ADK."""
+    return options.num_samples if "num_samples" in options.model_fields_set else 1
+
+
+def not_comparable(name: str, how: str) -> str:
+    """The note every stand-in for one of ADK's Vertex AI metrics carries (Results' judge
+    record, the reports): one policy, docs/adk-differences.md "Vertex AI metrics"."""
+    return (
+        f"{name} here is this tool's own Gemini judge ({how}); ADK's {name} calls Vertex AI's "
+        "evaluation service, so the scores are not comparable with ADK's Vertex score"
+    )
 
 
 def judge_not_run(
@@ -233,6 +245,19 @@ def _summary(problems: list[tuple[int, str]]) -> str:
     )
 
 
+_SIMULATED = Invocation(user_content=Content(role="user", parts=[]))
+
+
+class _Config(Protocol):
+    """What the checks read of an eval set's config (metrics/config.py's EvalConfig)."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def lines(self) -> dict[str, int]: ...
+
+
 class JudgedEvalSet(Protocol):
     """What the checks below read of an eval set (pipeline/suite.py's LoadedEvalSet)."""
 
@@ -246,7 +271,7 @@ class JudgedEvalSet(Protocol):
     def case_lines(self) -> dict[str, int]: ...
 
     @property
-    def config(self) -> EvalConfig: ...
+    def config(self) -> _Config: ...
 
 
 def check_judge_inputs(
@@ -273,7 +298,9 @@ def check_judge_inputs(
         if metric.check_turn is None:
             continue
         for case in eval_set.cases:
-            for number, turn in enumerate(case.conversation or (), start=1):
+            # a scenario's turns are not known before it runs: check one with no rubrics
+            turns = case.conversation if case.conversation is not None else [_SIMULATED]
+            for number, turn in enumerate(turns, start=1):
                 problem = metric.check_turn(name, criteria[name], case, turn)
                 if problem is not None:
                     raise InputError(

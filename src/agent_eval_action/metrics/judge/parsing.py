@@ -58,6 +58,28 @@ def parse_validity(text: str | None) -> float | None:
     return None
 
 
+_IS_VALID = re.compile(r"[\"']?is_valid[\"']?\s*[:=]\s*(?:\[\s*)?([^,}\]\n]*)", re.I)
+
+
+def parse_is_valid(text: str | None) -> float | None:
+    """per_turn_user_simulator_quality_v1: 1.0 valid/true, 0.0 invalid/false (and ADK's
+    other failing labels: almost, partially), None when no verdict can be read."""
+    found = _IS_VALID.findall(text or "")
+    if not found:
+        return None
+    label = _word(found[-1])
+    return 1.0 if label in _PASS else 0.0 if label in _FAIL else None
+
+
+_COHERENCE = re.compile(r"[\"']?coherence[\"']?\s*[:=]\s*[\"']?([1-5])(?:\.0+)?\b", re.I)
+
+
+def parse_coherence(text: str | None) -> float | None:
+    """response_evaluation_score: the coherence rating, 1 to 5; None when none is given."""
+    found = _COHERENCE.findall(text or "")
+    return float(found[-1]) if found else None
+
+
 def parse_safety(text: str | None) -> float | None:
     """safety_v1: 1.0 safe, 0.0 unsafe, None when no verdict can be read."""
     if not text:

@@ -102,7 +102,7 @@ class RubricJudge:
             votes: dict[str, float | None] = {}
 
             def read(answer: Answer) -> float | None:
-                votes.update(self._votes(answer, ids, by_text))
+                votes.update(self.votes(answer, ids, by_text))
                 missing = [rid for rid, score in votes.items() if score is None]
                 if missing and len(missing) < len(ids):  # stricter than ADK, which drops them
                     raise NoVerdict(f"the judge gave no verdict for rubric {', '.join(missing)}")
@@ -115,7 +115,7 @@ class RubricJudge:
         per_turn = [mean(list(votes.values())) for votes in turns]
         return ev.result(pooled_rubric_score(turns), per_turn, rubric_means(turns))
 
-    def _votes(
+    def votes(
         self, answer: Answer, rubric_ids: list[str], by_text: dict[str, str]
     ) -> dict[str, float | None]:
         samples = []

@@ -1,0 +1,54 @@
+"""`serve-users`: the user simulator of scenario cases, for an agent stage in another process
+(`run-cases --user-turns`): reads its requests on stdin, answers on stdout, and writes
+how each conversation ended and what it cost to --record (pipeline/user_relay.py). It runs
+where the judge's key is and runs none of the project's code.
+
+Exit codes: 0 the agent stage closed its end (the record is written), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import EXIT_PASS
+from . import args as common
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    common.add_eval_paths(parser)
+    common.add_run_options(parser)
+    parser.add_argument(
+        "--record", required=True, metavar="FILE", help="where to write the simulations record"
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from ..metrics.judge import judge_settings
+    from ..pipeline.job import prepare
+    from ..pipeline.run_cases import user_simulator
+    from ..pipeline.user_relay import serve, write_record
+
+    job = prepare(
+        args.eval_paths,
+        common.run_options(args),
+        baseline=args.baseline,
+        shard=common.shard(args),
+        import_custom=False,
+    )
+    settings = job.judge or judge_settings(os.environ)
+    simulator = user_simulator(job.plan, settings)
+
+    async def main() -> None:
+        try:
+            await serve(job.plan, simulator, sys.stdin, sys.stdout)
+        finally:
+            await simulator.close()
+
+    asyncio.run(main())
+    write_record(Path(args.record), simulator, job.plan)
+    return EXIT_PASS

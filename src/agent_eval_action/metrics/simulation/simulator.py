@@ -1,0 +1,108 @@
+"""The user simulator: writes each user turn of a scenario case-run, with ADK 2.13's turn
+loop and stop rules (LlmBackedUserSimulator):
+
+- the first user turn is the scenario's starting prompt, written without a call;
+- before each turn, the turn limit: once `max_allowed_invocations` turns were written
+  (the starting prompt counts; -1: no limit), the conversation ends (`turn_limit`);
+- every later turn asks Gemini with the prompt (prompt.py); a reply that contains the stop
+  signal (any case) ends the conversation (`stop_signal`); an empty reply, or a call that
+  fails after its retries, errors the case-run (UserTurnError), as ADK's RuntimeError does.
+
+It runs in the process that holds the judge's key and asks google-genai through the
+judge's client (its retries, endpoint and price table); the agent's process only ever sees
+the user turns. Every call counts in the case-run's usage and cost (traces.Simulation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+from ...core import CaseKey
+from ...evalset.models import Content, ConversationScenario
+from ...traces import ActualTurn, CaseRunRequest, Simulation, SimulatorUsage, UserTurnError
+from ..judge.client import GeminiClient, JudgeCallError
+from ..judge.settings import JudgeSettings
+from .config import STOP_SIGNAL, SimulatorConfig
+from .prompt import render
+
+RunKey = tuple[str, str, int]
+
+
+def is_stop(reply: str) -> bool:
+    """ADK's rule: the reply contains the stop signal, in any case."""
+    return STOP_SIGNAL.lower() in reply.lower()
+
+
+class UserSimulator:
+    """Writes the user turns of every scenario case-run of a suite; `configs`: each eval
+    set's simulator config (by eval_set_id), `scenarios` each case's (personas resolved)."""
+
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        configs: Mapping[str, SimulatorConfig],
+        scenarios: Mapping[CaseKey, ConversationScenario],
+    ) -> None:
+        self._settings = settings
+        self._configs = configs
+        self._scenarios = scenarios
+        self._client = GeminiClient(settings)
+        self._in_flight = asyncio.Semaphore(settings.parallelism)
+        self._runs: dict[RunKey, Simulation] = {}
+
+    def simulation(self, eval_set_id: str, eval_id: str, run: int) -> Simulation | None:
+        """How a case-run's conversation ended and what it cost (None: not simulated)."""
+        return self._runs.get((eval_set_id, eval_id, run))
+
+    async def next_user(
+        self, request: CaseRunRequest, turns: Sequence[ActualTurn]
+    ) -> Content | None:
+        """The next user turn after `turns`, or None when the conversation is over."""
+        scenario = self._scenarios.get(request.key)
+        if scenario is None:  # a static case: its own turns
+            index = len(turns)
+            return request.user_contents[index] if index < len(request.user_contents) else None
+        config = self._configs.get(request.eval_set_id) or SimulatorConfig()
+        record = self._runs.setdefault(
+            (request.eval_set_id, request.eval_id, request.run), Simulation()
+        )
+        limit = config.max_allowed_invocations
+        if 0 <= limit <= len(turns):
+            record.stop = "turn_limit"
+            return None
+        if not turns:
+            return Content.from_text(scenario.starting_prompt, "user")
+        reply = await self._ask(config, render(config, scenario, turns), record.usage)
+        if is_stop(reply):
+            record.stop = "stop_signal"
+            return None
+        return Content.from_text(reply, "user")
+
+    async def _ask(self, config: SimulatorConfig, prompt: str, usage: SimulatorUsage) -> str:
+        if not self._settings.api_key:
+            raise UserTurnError("the user simulator has no Gemini API key")
+        try:
+            async with self._in_flight:
+                reply = await self._client.generate(config.model, prompt, config.generation())
+        except JudgeCallError as err:
+            raise UserTurnError(f"the user simulator's Gemini call failed: {err}") from None
+        usage.calls += 1
+        usage.prompt_tokens += reply.prompt_tokens
+        usage.output_tokens += reply.output_tokens
+        usage.thinking_tokens += reply.thinking_tokens
+        cost = self._settings.prices.cost(
+            config.model,
+            reply.prompt_tokens,
+            reply.output_tokens,
+            reply.thinking_tokens,
+            reply.cached_tokens,
+        )
+        usage.cost_usd = None if cost is None or usage.cost_usd is None else usage.cost_usd + cost
+        if not reply.text:
+            why = f" (finish reason: {reply.finish_reason})" if reply.finish_reason else ""
+            raise UserTurnError(f"the user simulator wrote no message{why}")
+        return reply.text
+
+    async def close(self) -> None:
+        await self._client.close()
