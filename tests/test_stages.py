@@ -107,6 +107,8 @@ def _trace(eval_id: str, run: int = 1, text: str = "It ships today.", tool: str 
         ([HEADER, {"trace": {"eval_id": 3}}], "t.jsonl:2: not a trace"),
         ([HEADER, {"end": {"cancelled": False}}, _trace("order")], "t.jsonl:3: expected one"),
         ([HEADER, {"end": {}}], "t.jsonl:2: the end line needs"),
+        ([{**HEADER, "adk_version": "2.13\n::error::x"}], "t.jsonl:1: adk_version must be"),
+        ([{**HEADER, "adk_version": 2}], "t.jsonl:1: adk_version must be"),
     ],
 )
 def test_a_bad_traces_file_is_bad_input_naming_the_line(suite, capsys, lines, message) -> None:
@@ -116,6 +118,23 @@ def test_a_bad_traces_file_is_bad_input_naming_the_line(suite, capsys, lines, me
     assert main(["score", "evals", "--traces", "t.jsonl"]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and not Path("results.json").exists()
+
+
+def test_results_say_the_google_adk_the_agent_stage_ran_with(suite) -> None:
+    """A PR's requirements may give the agent stage another google-adk than the tool's: the
+    Results record the agent stage's (from its traces header), else the scoring process's."""
+    from agent_eval_action.traces import installed_adk
+
+    main(["run-cases", "evals", *suite, "--traces", "t.jsonl"])
+    header = json.loads(Path("t.jsonl").read_text().splitlines()[0])
+    assert header["adk_version"] == installed_adk()
+    done = [_trace("order"), _trace("refund"), {"end": {"cancelled": False}}]
+    _traces({**HEADER, "adk_version": "1.36.0"}, *done)
+    main(["score", "evals", "--traces", "t.jsonl"])
+    assert Results.from_json(Path("results.json").read_text()).adk_version == "1.36.0"
+    _traces(HEADER, *done)  # a header without it (an older agent stage): this process's
+    main(["score", "evals", "--traces", "t.jsonl"])
+    assert Results.from_json(Path("results.json").read_text()).adk_version == installed_adk()
 
 
 def test_case_runs_without_a_trace_are_errored_never_passed(suite, capsys) -> None:

@@ -127,6 +127,19 @@ class CaseRuns:
     started_at: datetime
     traces: list[CaseRunTrace]
     cancelled: bool = False
+    # the google-adk the agent stage ran with (its process's; a PR's requirements may bring
+    # another than the tool's): what Results record as adk_version
+    adk_version: str | None = None
+
+
+def installed_adk() -> str | None:
+    """The version of google-adk this process would import, or None without it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("google-adk")
+    except metadata.PackageNotFoundError:
+        return None
 
 
 class UserTurnError(Exception):

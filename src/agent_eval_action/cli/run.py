@@ -203,6 +203,7 @@ def _confirmed(
             runs_so_far.started_at,
             [*runs_so_far.traces, *new.traces],
             runs_so_far.cancelled or new.cancelled,
+            adk_version=runs_so_far.adk_version,
         )
         latest = scored_runs(runs_so_far, latest.judged)
         if new.cancelled:

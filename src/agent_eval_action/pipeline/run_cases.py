@@ -19,6 +19,7 @@ and accepts only traces of case-runs the plan asked for.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +32,14 @@ from ..errors import InputError
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
 from ..runners.reaper import reaping
-from ..traces import CaseRunRequest, CaseRuns, CaseRunTrace, NextUser, fixed_turns
+from ..traces import (
+    CaseRunRequest,
+    CaseRuns,
+    CaseRunTrace,
+    NextUser,
+    fixed_turns,
+    installed_adk,
+)
 from .cancellable import Cancelled, run_cancellable
 from .plan import Plan
 
@@ -112,7 +120,9 @@ def run_cases(
         raise InputError(str(err)) from None
     except Cancelled:
         traces, cancelled = complete(plan, finished, CANCELLED), True
-    return CaseRuns(runner.kind, runner.target, started, traces, cancelled)
+    return CaseRuns(
+        runner.kind, runner.target, started, traces, cancelled, adk_version=installed_adk()
+    )
 
 
 def _conversations(
@@ -177,6 +187,7 @@ class TracesWriter:
                 "runner": runner.kind,
                 "target": runner.target,
                 "started_at": datetime.now(UTC).isoformat(),
+                "adk_version": installed_adk(),
             }
         )
 
@@ -197,7 +208,7 @@ def read_traces(paths: Sequence[Path], plan: Plan) -> CaseRuns:
     """The agent stage's traces files (the suite's, then one per confirmation round), each
     line checked (InputError naming the file and line). A case-run without a trace is
     errored: cancelled, or its stage died, or it returned none."""
-    first: tuple[RunnerKind, str | None, datetime] | None = None
+    first: tuple[RunnerKind, str | None, datetime, str | None] | None = None
     finished: dict[tuple[str, str, int], CaseRunTrace] = {}
     ends: list[bool | None] = []
     for index, path in enumerate(paths):
@@ -207,7 +218,9 @@ def read_traces(paths: Sequence[Path], plan: Plan) -> CaseRuns:
     assert first is not None, "at least one traces file"
     why = CANCELLED if ends[0] else DIED if ends[0] is None else NOT_RETURNED
     traces = complete(plan, list(finished.values()), why)
-    return CaseRuns(*first, traces, cancelled=any(end is not False for end in ends))
+    runner, target, started, adk = first
+    cancelled = any(end is not False for end in ends)
+    return CaseRuns(runner, target, started, traces, cancelled, adk_version=adk)
 
 
 def _read_one(
@@ -216,7 +229,7 @@ def _read_one(
     finished: dict[tuple[str, str, int], CaseRunTrace],
     *,
     confirmations_only: bool,
-) -> tuple[tuple[RunnerKind, str | None, datetime], bool | None]:
+) -> tuple[tuple[RunnerKind, str | None, datetime, str | None], bool | None]:
     display = str(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -236,6 +249,9 @@ def _read_one(
         started_at = datetime.fromisoformat(started)
     except ValueError:
         raise InputError(f"started_at {started!r} is not a date", display, 1) from None
+    adk = header.get("adk_version")
+    if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
+        raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
     wanted = (
         set() if confirmations_only else {(r.eval_set_id, r.eval_id, r.run) for r in plan.requests}
     )
@@ -273,7 +289,10 @@ def _read_one(
                 f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number
             )
         finished[key] = trace
-    return (runner, target if isinstance(target, str) else None, started_at), ended
+    return (runner, target if isinstance(target, str) else None, started_at, adk), ended
+
+
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+!-]{0,39}")  # a PEP 440 version, kept short
 
 
 def _json(text: str, display: str, line: int) -> object:

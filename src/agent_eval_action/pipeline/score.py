@@ -16,7 +16,6 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 from .. import __version__
@@ -53,7 +52,7 @@ from ..results import (
     scenario_fingerprint,
     status_for,
 )
-from ..traces import CaseRuns, CaseRunTrace, CustomScore, SimulatorUsage
+from ..traces import CaseRuns, CaseRunTrace, CustomScore, SimulatorUsage, installed_adk
 from .cancellable import Cancelled, run_cancellable
 from .turns import expected_turns, finished
 
@@ -344,13 +343,6 @@ def score_plan(
     return cases
 
 
-def adk_version() -> str | None:
-    try:
-        return metadata.version("google-adk")
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def build_results(
     plan: Plan,
     cases: list[CaseResult],
@@ -359,14 +351,18 @@ def build_results(
     *,
     partial: bool = False,
     source: Source | None = None,
+    adk_version: str | None = None,
 ) -> Results:
+    """The Results of scored cases; `adk_version`: the google-adk the agent stage ran with
+    (CaseRuns.adk_version), else this process's."""
+    adk_version = adk_version or installed_adk()
     usage = Usage()
     for case in cases:
         usage.add(case.usage)
     finished = datetime.now(UTC)
     return Results(
         tool_version=__version__,
-        adk_version=adk_version(),
+        adk_version=adk_version,
         partial=partial,
         source=source or Source(),
         run_config=run_config,
@@ -461,6 +457,7 @@ def score(
         case_runs.started_at,
         partial=cancelled,
         source=source,
+        adk_version=case_runs.adk_version,
     )
     results.shard = shard
     results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
