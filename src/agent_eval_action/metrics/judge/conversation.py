@@ -16,7 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ...core import MetricKind
 from ...traces import ActualTurn
+from ..criteria import JudgeCriterion
 from ..registry import mean
 from .aggregate import rubric_means
 from .inputs import (
@@ -26,9 +28,16 @@ from .inputs import (
     developer_instructions,
     tool_declarations,
 )
-from .metric import Evaluation, NoVerdict, Request
+from .metric import (
+    Evaluation,
+    JudgedMetric,
+    NoVerdict,
+    Request,
+    not_comparable,
+    one_sample_unless_set,
+)
 from .outcome import JudgedRun
-from .parsing import RubricAnswer, normalize_property
+from .parsing import RubricAnswer, normalize_property, parse_rubric_answers
 from .prompts import properties_text, template
 from .rubrics import RubricJudge
 from .service import Answer
@@ -131,3 +140,19 @@ class ConversationJudge:
         _, score = await ev.judge(self.request, prompt, last, read)
         per_turn: list[float | None] = [*([None] * last), score]
         return ev.result(score, per_turn, rubric_means([votes]))
+
+
+def fixed_rubric_metric(name: str, kind: MetricKind) -> JudgedMetric:
+    """A stand-in for one of ADK's multi-turn Vertex AI metrics: the whole conversation
+    judged once, on the last turn, against the fixed rubrics listed in the prompt template
+    named after the metric; one sample unless judge_model_options.num_samples is set."""
+    rubrics = Request(name="rubrics", template=name, parse=parse_rubric_answers, parser_version="1")
+    return JudgedMetric(
+        name=name,
+        kind=kind,
+        criterion=JudgeCriterion,
+        requests=(rubrics,),
+        evaluate=ConversationJudge(rubrics, lambda ev: listed_rubrics(name)).evaluate,
+        num_samples=one_sample_unless_set,
+        note=not_comparable(name, "fixed rubrics of its own over the whole conversation"),
+    )
