@@ -24,11 +24,11 @@ time in three, and a single run here would then be blamed for noise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
-from .evidence import MainRuns, blame_level, main_runs, same_runs, unchanged_p
+from .evidence import MainRuns, add_runs, blame_level, main_runs, same_runs, unchanged_p
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
 
 EPSILON = 1e-9
@@ -225,19 +225,6 @@ def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: P
     return abs(score - first) <= EPSILON
 
 
-def known_deterministic(key: CaseKey, known: Iterable[Results]) -> bool:
-    """Two or more finished runs of the case in these Results, and all did the same thing."""
-    fingerprints = [
-        run.behaviour()
-        for results in known
-        for case in results.cases
-        if case.key == key
-        for run in case.runs
-        if run.error is None and run.confirms is None
-    ]
-    return len(fingerprints) >= 2 and len(set(fingerprints)) == 1
-
-
 def to_confirm(
     diff: Diff, current: Results, known: Sequence[Results], runs: int
 ) -> list[tuple[CaseKey, str]]:
@@ -255,11 +242,11 @@ def to_confirm(
         if not regressed or key not in cases:
             continue
         done = case.confirmation
-        if done is None and known_deterministic(key, known) and known_deterministic(key, [current]):
+        main = record.get(key, MainRuns())
+        if done is None and main.known_deterministic and _own_runs(cases[key]).known_deterministic:
             continue
         if done is not None and (done.reproduced < done.runs or done.runs >= runs):
             continue
-        main = record.get(key, MainRuns())
         if not _can_blame(regressed, cases[key], main, family, runs - (done.runs if done else 0)):
             continue
         what = "; ".join(
@@ -267,6 +254,13 @@ def to_confirm(
         )
         wanted.append((key, what))
     return wanted
+
+
+def _own_runs(case: CaseResult) -> MainRuns:
+    """The case's own finished runs here, as main's are kept (re-runs left out)."""
+    own = MainRuns()
+    add_runs(own, case)
+    return own
 
 
 def _can_blame(
@@ -329,7 +323,7 @@ def suite_round(
         key = CaseKey(case.eval_set_id, case.eval_id)
         was = case.renamed_from
         main = record.get(CaseKey(was.eval_set_id, was.eval_id) if was else key, MainRuns())
-        if len(main.behaviours) >= 2 and main.deterministic:
+        if main.known_deterministic:
             continue
         wanted.append((key, what))
     return wanted

@@ -50,6 +50,11 @@ class MainRuns:
         """At least one run, and every run did the same thing."""
         return bool(self.behaviours) and len(set(self.behaviours)) == 1
 
+    @property
+    def known_deterministic(self) -> bool:
+        """Two or more runs, all alike: enough to call the case deterministic."""
+        return len(self.behaviours) >= 2 and self.deterministic
+
 
 def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
     """Every case's finished runs on main (re-runs that confirmed something left out: they
