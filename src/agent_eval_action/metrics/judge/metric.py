@@ -22,7 +22,8 @@ from ...evalset.models import Content, EvalCase, Invocation
 from ...results import JudgeRecord, JudgeVerdict, Usage
 from ...traces import ActualTurn
 from ..criteria import Criterion, JudgeCriterion, JudgeModelOptions, judge_options
-from ..registry import Metric, RunScore, ScoreRun
+from ..registry import Metric, RunScore, ScoreRun, mean
+from .inputs import content_text
 from .outcome import JudgedRun
 from .prompts import template
 from .service import Answer, Ask, JudgeService
@@ -308,3 +309,28 @@ def check_judge_inputs(
                         eval_set.file,
                         eval_set.case_lines.get(case.eval_id),
                     )
+
+
+def reply_judge(
+    request: Request[Any], vote: Callable[[list[Any]], float | None]
+) -> Callable[[Evaluation], Awaitable[JudgedRun]]:
+    """The `evaluate` of a metric that judges each turn's answer against its user message
+    alone: `request` rendered with `user_message` and `reply`, the samples' parsed answers
+    combined by `vote` into the turn's score, the run the mean over the turns with an answer
+    (a turn without one is skipped)."""
+
+    async def evaluate(ev: Evaluation) -> JudgedRun:
+        async def turn(index: int, want: Invocation, got: ActualTurn) -> float | None:
+            reply = content_text(got.final_response)
+            if not reply:
+                return None
+            text = request.render(user_message=content_text(want.user_content), reply=reply)
+            _, score = await ev.judge(
+                request, text, index, lambda a: vote([request.parse(s.text) for s in a.samples])
+            )
+            return score
+
+        scores = await ev.each_turn(turn)
+        return ev.result(mean(scores), list(scores), nothing=NOTHING_TO_CHECK)
+
+    return evaluate
