@@ -31,6 +31,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from math import comb
+from statistics import NormalDist
 
 import numpy as np
 
@@ -212,7 +213,7 @@ def drop_power(cases: Sequence[tuple[float, int, int]], drop: float, alpha: floa
         variance += pooled * (1 - pooled) * n_main * n_here / (total - 1)
     if variance <= EPSILON:
         return 0.0
-    critical = _normal_quantile(1 - alpha)
+    critical = NormalDist().inv_cdf(1 - alpha)
     return float(1 - _upper_tail(np.array(expected / math.sqrt(variance) - critical)))
 
 
@@ -223,18 +224,6 @@ def smallest_drop(cases: Sequence[tuple[float, int, int]], alpha: float) -> floa
         if drop_power(cases, step / 100, alpha) >= DETECT_POWER:
             return step / 100
     return None
-
-
-def _normal_quantile(level: float) -> float:
-    """The standard normal quantile, by bisection on the tail."""
-    low, high = -10.0, 10.0
-    for _ in range(80):
-        middle = (low + high) / 2
-        if 1 - float(_upper_tail(np.array(middle))) < level:
-            low = middle
-        else:
-            high = middle
-    return (low + high) / 2
 
 
 def runs_worse_p(baseline: Sequence[float], current: Sequence[float]) -> float:
