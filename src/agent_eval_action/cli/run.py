@@ -264,4 +264,6 @@ def _confirmed(
         if stage is not None:
             stage.close()
     latest.results.warnings.extend(warnings)
+    if stage is not None and stage.side is not None and stage.side.results is not None:
+        print(f"note: {pairing.summary(stage.side.results)}", file=sys.stderr)
     return latest, baseline, [stage.note] if stage is not None and stage.note else []

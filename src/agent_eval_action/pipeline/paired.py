@@ -207,6 +207,16 @@ def score_merge_base(
     )
 
 
+def summary(merge_base: Results) -> str:
+    """What ran on the merge-base's code, in one line (the report, stderr)."""
+    runs = sum(len(case.runs) for case in merge_base.cases)
+    sha = (merge_base.source.sha or "?")[:7]
+    return (
+        f"Paired runs: {len(merge_base.cases)} re-run case(s) ran {runs} time(s) on the "
+        f"merge-base {sha}'s code too ({FILE_NAME}), main's record of them"
+    )
+
+
 def with_merge_base(baseline: Baseline, merge_base: Results | None) -> Baseline:
     """The baseline with the merge-base's Results as its newest history entry."""
     if merge_base is None:
