@@ -23,10 +23,15 @@ pytestmark = pytest.mark.e2e
 AGENT = python_command(WORKERS / "table_agent.py", "table.json")
 
 
-def _checkout(tmp_path: Path, main_table: dict, pr_table: dict) -> tuple[Path, str, str]:
-    """A checkout of the PR with main's commit in its history; (repo, main's sha, PR's sha)."""
+def _checkout(
+    tmp_path: Path, main_table: dict, pr_table: dict, files: dict[str, str] | None = None
+) -> tuple[Path, str, str]:
+    """A checkout of the PR with main's commit in its history (`files` in both); (repo,
+    main's sha, PR's sha)."""
     repo = tmp_path / "repo"
     (repo / "evals").mkdir(parents=True)
+    for name, text in (files or {}).items():
+        (repo / name).write_text(text)
     suite = {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
     (repo / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
     git(repo, "init", "-q")
@@ -128,3 +133,77 @@ def test_a_shallow_checkout_skips_paired_runs_with_a_note_in_the_report(
     assert not (runner.out_dir / "merge-base.json").exists()
     results = json.loads((runner.out_dir / "results.json").read_text())
     assert any("shallow" in w for w in results["warnings"])
+
+
+IMAGE_PYTHON = Path(__file__).resolve().parent.parent / ".ci" / "image-venv" / "bin" / "python"
+RUNNER_UID = 1001  # GitHub's runner user: owns the workspace
+
+
+def test_isolated_the_prs_user_runs_main_code_in_the_worktree(runner: Runner):
+    """As root, in GitHub's layout (the checkout owned by the runner's user): the action
+    makes the worktree, and main's agent runs there as the PR's user, who can read it."""
+    import os
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the action switches the PR's code to a user of its own")
+    if not IMAGE_PYTHON.exists():
+        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    top = Path(tempfile.mkdtemp(prefix="agent-eval-paired-layout-"))
+    top.chmod(0o755)
+    try:
+        agent = (WORKERS / "table_agent.py").read_text()
+        repo, base, head = _checkout(
+            top,
+            {"a": RIGHT, "b": RIGHT},
+            {"a": RIGHT, "b": SKIPS_THE_TOOL},
+            {"table_agent.py": agent},
+        )
+        command = f"{IMAGE_PYTHON} table_agent.py table.json"
+        argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
+        git(repo, "checkout", "-q", base)
+        made = subprocess.run(
+            [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
+            capture_output=True,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        git(repo, "checkout", "-q", head)
+        for folder, _, files in os.walk(repo):
+            os.chown(folder, RUNNER_UID, RUNNER_UID)
+            for file in files:
+                os.chown(Path(folder) / file, RUNNER_UID, RUNNER_UID)
+        fake = runner.fake
+        fake.add_commit(base, [])
+        fake.add_commit(head, [base])
+        run = fake.add_workflow_run(head_sha=base, path=".github/workflows/agent-eval.yml")
+        baseline = (top / "base.json").read_bytes()
+        fake.add_artifact(
+            "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
+        )
+        fake.add_pull(7, head, base)
+        env = runner.env(
+            "pull_request", pr_payload(7, head, base), evals="evals", command=command,
+            history="0", paired="true", **{"output-dir": str(top / "out")},
+        )  # fmt: skip
+        env.update(
+            GITHUB_WORKSPACE=str(repo),
+            PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"),
+            PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
+        )
+        done = subprocess.run(
+            [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "no isolation" not in done.stdout
+        paired = json.loads((top / "out" / "merge-base.json").read_text())
+        assert paired["source"]["sha"] == base
+        assert [r["run"] for r in paired["cases"][0]["runs"]] == [2, 3, 4]
+        assert paired["cases"][0]["status"] == "passed"  # main's code ran, and read its table
+        assert git(repo, "worktree", "list").count("\n") == 0
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

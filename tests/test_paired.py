@@ -41,6 +41,7 @@ def _case(eval_id: str) -> dict:
 def git(repo: Path, *arguments: str) -> str:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     ident = ["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"]
+    ident += ["-c", "safe.directory=*"]  # a checkout the runner's user owns
     done = subprocess.run(
         ["git", *ident, *arguments], cwd=repo, env=env, capture_output=True, text=True, check=True
     )
