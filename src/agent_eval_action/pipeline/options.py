@@ -26,7 +26,7 @@ class RunOptions:
     # Confirmation re-runs (compare/confirm.py): a regressed case not known to be
     # deterministic is re-run up to this many times, one at a time, before it is blamed.
     confirm_runs: int = 3
-    confirm_limit: int = 100  # extra case-runs at most, per run of the suite
+    confirm_limit: int = 300  # extra case-runs at most, per run of the suite
     # ADK's `initial_session_file`: the session of every legacy .test.json row file
     initial_session: str | None = None
     # response_match_score without the model's thought parts (ADK keeps them in the text)
