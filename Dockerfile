@@ -11,7 +11,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
-COPY pyproject.toml README.md constraints.txt /src/
+COPY pyproject.toml README.md LICENSE constraints.txt /src/
 COPY src /src/src
 # Every dependency has a wheel for this platform: no compiler is installed, none is left.
 RUN pip install --no-cache-dir --constraint /src/constraints.txt "/src[adk]" \
