@@ -184,3 +184,33 @@ def test_the_limit_stops_the_rounds_and_says_so():
     diff, warnings, sizes = _drive(seed, 0.3, limit=NOISY - 1)
     assert sizes == []
     assert any("limit" in w for w in warnings)
+
+
+def test_the_suite_rounds_raise_what_the_suite_is_said_to_detect():
+    """The comment's "what this suite can detect" counts the rounds the test may take: with
+    them a suite detects more than its first look alone, and never less."""
+    from agent_eval_action.compare import stats
+
+    cases = [(0.8, 11, 1)] * 60
+    alone = stats.looks_power(cases, 0.2, SUITE_FIRST_ALPHA)
+    with_rounds = stats.looks_power(
+        cases, 0.2, SUITE_FIRST_ALPHA, SUITE_ROUNDS, SUITE_ROUND_BELOW, SUITE_ROUND_ALPHA
+    )
+    assert alone == stats.drop_power(cases, 0.2, SUITE_FIRST_ALPHA)
+    assert 0.5 < alone < with_rounds < 1.0
+    assert stats.looks_power(cases, 0.0, SUITE_FIRST_ALPHA, 3, 0.12, 0.0015) < 0.01
+    smaller = stats.smallest_drop(
+        lambda d: stats.looks_power(cases, d, SUITE_FIRST_ALPHA, 3, 0.12, 0.0015)
+    )
+    assert smaller is not None
+    assert smaller < stats.smallest_drop(lambda d: stats.drop_power(cases, d, SUITE_FIRST_ALPHA))
+
+
+def test_the_diff_says_what_the_suite_detects_with_its_rounds():
+    current, baseline, history = _suite(4, 0.0)
+    single = compare(current, baseline, history=history)
+    several = current.replace(run_config=current.run_config.replace(confirm_runs=0))
+    without = compare(several, baseline, history=history)  # no confirmation: no rounds
+    (with_rounds,) = single.sensitivity
+    (first_only,) = without.sensitivity
+    assert with_rounds.axis == "response" and with_rounds.power > first_only.power

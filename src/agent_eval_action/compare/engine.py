@@ -17,7 +17,7 @@ The rules (docs/statistics.md explains them in plain words):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
@@ -541,6 +541,18 @@ def _axis_passes(metrics: list[MetricDiff], side: str) -> list[float]:
     return [sum(run) / len(run) for run in zip(*columns, strict=False)]
 
 
+def _power(rates: list[tuple[float, int, int]], policy: Policy) -> Callable[[float], float]:
+    """How often the suite test, with the suite rounds it may take, catches a drop."""
+    return lambda drop: stats.looks_power(
+        rates,
+        drop,
+        policy.suite_alpha,
+        policy.suite_rounds,
+        policy.suite_round_below,
+        policy.suite_round_alpha,
+    )
+
+
 def _suite_tests(
     cases: list[CaseDiff],
     policy: Policy,
@@ -593,8 +605,8 @@ def _suite_tests(
             axis=axis,
             cases=len(rates[axis]),
             drop=stats.DETECT_DROP,
-            power=stats.drop_power(rates[axis], stats.DETECT_DROP, policy.suite_alpha),
-            smallest=stats.smallest_drop(rates[axis], policy.suite_alpha),
+            power=_power(rates[axis], policy)(stats.DETECT_DROP),
+            smallest=stats.smallest_drop(_power(rates[axis], policy)),
         )
         for axis in axes
         if rates[axis]
