@@ -378,7 +378,7 @@ def run_evals(
             return _diff(out_dir), load_results(str(results))
 
         warnings: list[str] = []
-        confirming = gate and baseline is not None and settings.shard is None
+        confirming = gate and baseline is not None  # a shard its own cases, no suite round
         if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
             _, warnings = rounds(
                 _diff(out_dir),
@@ -387,6 +387,7 @@ def run_evals(
                 runs=settings.confirm_runs,
                 limit=settings.confirm_limit,
                 confirm=confirm,
+                suite=settings.shard is None,
             )
     return RunOutcome(code=code, results_path=results, warnings=warnings)
 

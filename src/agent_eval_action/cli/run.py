@@ -115,10 +115,12 @@ def finish(
         )
 
     scored = scored_runs(case_runs)
-    if runner is not None and args.baseline is not None and job.shard is None:
+    if runner is not None and args.baseline is not None:
         scored = _confirmed(job, case_runs, scored, gate, runner, scored_runs)
     results = scored.results
     results.write(Path(args.out))
+    if job.shard is not None and args.baseline is not None:
+        _shard_diff(args, job, results, gate)
     print(job.configs, file=sys.stderr)
     print(f"results: {args.out}", file=sys.stderr)
     if empty_shard:
@@ -137,12 +139,7 @@ def finish(
         print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
     if job.shard is not None and args.baseline is not None:
-        print(
-            f"shard {job.shard.index}/{job.shard.count}: not compared with the baseline "
-            "(a shard is not the whole suite); merge the shards' Results, then compare",
-            file=sys.stderr,
-        )
-        return gating.judged_code(results, scored.judged, EXIT_PASS)
+        return gating.judged_code(results, scored.judged, EXIT_PASS)  # the merge gates
     code = gating.threshold_code(results)
     if args.baseline is not None:
         diff = gating.gate(results, job.baseline, gate)
@@ -171,6 +168,28 @@ def finish(
             print(report(alone, results, args))
         write_html(alone, results, job.baseline, args)
     return gating.judged_code(results, scored.judged, code)
+
+
+def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: GateOptions) -> None:
+    """A shard's own cases against the baseline without the other shards' (pipeline/shard.py),
+    in diff.json beside its Results: what its confirmation rounds read. It gates nothing: the
+    suite-level test and the verdict need the whole suite, merged."""
+    from ..compare.model import REGRESSIONS
+    from ..pipeline import gate as gating
+
+    assert job.shard is not None
+    diff = gating.gate(results, job.baseline, gate)
+    Path(args.out).with_name("diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
+    own = {case.key for case in results.cases}
+    regressed = sum(
+        case.change in REGRESSIONS for case in diff.cases if (case.eval_set_id, case.eval_id) in own
+    )
+    print(
+        f"shard {job.shard.index}/{job.shard.count}: {regressed} of its {len(own)} cases "
+        "regressed against the baseline; not gated (a shard is not the whole suite): merge "
+        "the shards' Results, then compare",
+        file=sys.stderr,
+    )
 
 
 def _confirmed(
@@ -217,6 +236,7 @@ def _confirmed(
         runs=job.options.confirm_runs,
         limit=job.options.confirm_limit,
         confirm=confirm,
+        suite=job.shard is None,  # a shard leaves the suite-level test to the merged run
     )
     latest.results.warnings.extend(warnings)
     return latest

@@ -234,7 +234,7 @@ def to_confirm(
     case that varies on main needs a streak its record makes unlikely: `_can_blame`)."""
     record = main_runs(known)
     cases = {case.key: case for case in current.cases}
-    family = compared(diff)
+    family = family_size(current, compared(diff))
     wanted = []
     for case in diff.cases:
         regressed = [m for m in case.metrics if _to_confirm(m)]
@@ -294,6 +294,13 @@ def _blamed_by_streak(
 def compared(diff: Diff) -> int:
     """The cases compared with a baseline self: the family a streak's evidence is held over."""
     return sum(case.change not in (Change.ADDED, Change.REMOVED) for case in diff.cases)
+
+
+def family_size(current: Results, compared: int) -> int:
+    """The family a streak's evidence is held over: the `compared` cases, or for a shard its
+    whole suite's (`shard.cases_compared`), so that a shard blames as the merged suite will."""
+    shard = current.shard
+    return compared if shard is None or shard.cases_compared is None else shard.cases_compared
 
 
 def suite_round(

@@ -257,7 +257,7 @@ def _compare_cases(
         ]
         diffs.append(diff)
     _decide_tested_cases(diffs, policy)
-    family = len(pairs)
+    family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
     confirm_runs = current.run_config.confirm_runs
     for diff, _, cur in pairs:
         extra[id(diff)] = passes(cur, confirm.suite_round_runs(cur))
