@@ -17,7 +17,7 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends git=1:2.47.3-0+deb13u1 \
     && rm -rf /var/lib/apt/lists/*
 
-COPY pyproject.toml README.md constraints.txt /src/
+COPY pyproject.toml README.md LICENSE constraints.txt /src/
 COPY src /src/src
 # Every dependency has a wheel for this platform: no compiler is installed, none is left.
 RUN pip install --no-cache-dir --constraint /src/constraints.txt "/src[adk]" \

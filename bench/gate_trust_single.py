@@ -34,12 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gate_trust as base_sim
 
 from agent_eval_action.compare import compare
+from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
 from agent_eval_action.pipeline.confirm import rounds
 from agent_eval_action.pipeline.options import DEFAULTS
 
 CONFIRM_RUNS = 3
 CONFIRM_LIMIT = DEFAULTS.run.confirm_limit  # the action's default
-HISTORY = 5  # the action's default `history`
+HISTORY = DEFAULT_HISTORY  # older baselines, as the action fetches them by default
 
 
 @dataclass(frozen=True)

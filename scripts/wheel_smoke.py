@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import zipfile
 from pathlib import Path
 
 from image_venv import _check_results
@@ -65,7 +66,7 @@ def build(out: Path) -> Path:
     """Build the sdist and, from it, the wheel; return the wheel."""
     with tempfile.TemporaryDirectory(prefix="wheel-src-") as tmp:
         src = Path(tmp)
-        for name in ("pyproject.toml", "README.md"):
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
             shutil.copy2(ROOT / name, src / name)
         shutil.copytree(
             ROOT / "src",
@@ -83,6 +84,9 @@ def build(out: Path) -> Path:
     wheels = sorted(out.glob("*.whl"))
     if len(wheels) != 1:
         raise SystemExit(f"wheel-smoke: the build made {len(wheels)} wheels, expected 1")
+    with zipfile.ZipFile(wheels[0]) as built:
+        if not any(n.endswith(".dist-info/licenses/LICENSE") for n in built.namelist()):
+            raise SystemExit("wheel-smoke: the wheel carries no LICENSE (pyproject license-files)")
     _log(f"built {wheels[0].name} in {time.perf_counter() - started:.0f} s")
     return wheels[0]
 

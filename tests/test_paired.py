@@ -181,3 +181,13 @@ def test_an_agent_folder_missing_at_the_merge_base_is_a_note(repo: Path, tmp_pat
     finally:
         tree.close()
     assert not path.exists()
+
+
+def test_a_shard_skips_paired_runs_with_a_note(repo: Path):
+    base = commit(repo, {"a": RIGHT, "b": RIGHT}, "main")
+    assert _run(out="out/base.json") == 0
+    commit(repo, {"a": SKIPS_THE_TOOL, "b": SKIPS_THE_TOOL}, "the PR")
+    _run("--baseline", "out/base.json", "--shard", "1/2", "--paired", base)
+    results = Results.from_json(Path("out/results.json").read_text())
+    assert any("not in a shard" in w for w in results.warnings)
+    assert not Path("out/merge-base.json").exists()

@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from agent_eval_action.cli import main
+from agent_eval_action.compare.model import Change, Diff
 from agent_eval_action.pipeline.shard import parse_shard, partition
 from agent_eval_action.pipeline.suite import load_suite
 from agent_eval_action.results import Results
@@ -220,12 +221,17 @@ def test_three_shards_merged_equal_the_unsharded_run(suite_runs, capsys):
     assert "shard 3/3 missing" in capsys.readouterr().err
 
 
-def test_shards_with_a_baseline_split_by_its_durations_and_do_not_compare(suite_runs):
+def test_shards_with_a_baseline_split_by_its_durations_and_do_not_gate(suite_runs):
     tmp, codes = suite_runs
     # A shard holding the failing case still exits 0: the merge job compares and gates.
     assert [codes[f"timed{i}"] for i in (1, 2, 3)] == [0, 0, 0]
-    assert not (tmp / "diff.json").exists()
     shards = [read(tmp / f"timed{i}.json") for i in (1, 2, 3)]
+    # the last shard's diff.json: its own cases against the baseline, the others' not
+    # taken for removed ones; the family of its per-case evidence is the whole suite's
+    diff = Diff.from_json((tmp / "diff.json").read_bytes())
+    assert {(c.eval_set_id, c.eval_id) for c in diff.cases} == {c.key for c in shards[2].cases}
+    assert all(c.change != Change.REMOVED for c in diff.cases)
+    assert {s.shard.cases_compared for s in shards} == {6}
     assert {s.shard.baseline_sha for s in shards} == {"0123abc"}
     assert len({s.shard.partition_hash for s in shards}) == 1
     assert shards[0].shard.partition_hash != read(tmp / "hash1.json").shard.partition_hash
@@ -254,6 +260,7 @@ def test_a_shard_without_cases_writes_empty_results_and_passes(tmp_path, capsys)
         "partition_hash": partition(cases, 7).partition_hash,
         "cases_total": 6,
         "baseline_sha": None,
+        "cases_compared": None,
     }
 
 

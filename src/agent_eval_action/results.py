@@ -185,6 +185,10 @@ class Shard(Record, kw_only=True):
     partition_hash: str  # the same for every shard of one partition of one suite
     cases_total: int  # cases in the whole partition, over all shards
     baseline_sha: str | None = None
+    # the whole suite's cases a comparison pairs with the baseline (by key or renamed): the
+    # family a shard's per-case evidence is held over, as the merged suite's is (None: no
+    # baseline, or older Results)
+    cases_compared: int | None = None
 
 
 class EvalSetEntry(Record, kw_only=True):

@@ -34,7 +34,7 @@ from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import rounds
-from ..pipeline.paired import FILE_NAME, NO_ROUNDS, SKIPPED, replace_in
+from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED, replace_in
 from ..results import Results
 from ..runners.environment import scrubbed_environment
 from . import outputs
@@ -412,11 +412,13 @@ def run_evals(
             return _diff(out_dir), load_results(str(results))
 
         warnings: list[str] = []
-        confirming = gate and baseline is not None and settings.shard is None
+        confirming = gate and baseline is not None  # a shard its own cases, no suite round
         paired_note: str | None = None
         if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
-            if settings.paired:
+            if settings.paired and settings.shard is None:
                 paired = MergeBaseRuns(settings, paired_base or "", Path.cwd())
+            elif settings.paired:
+                paired_note = SKIPPED.format(why=IN_A_SHARD)
             try:
                 _, warnings = rounds(
                     _diff(out_dir),
@@ -425,6 +427,7 @@ def run_evals(
                     runs=settings.confirm_runs,
                     limit=settings.confirm_limit,
                     confirm=confirm,
+                    suite=settings.shard is None,
                 )
             finally:
                 if paired is not None:

@@ -245,7 +245,9 @@ def mode_comment(ctx: Context) -> int:
 
 
 def mode_merge(ctx: Context) -> int:
-    """The shards of this run, from their artifacts, merged; then as the event asks."""
+    """The shards of this run, from their artifacts, merged, their confirmation re-runs
+    with them; then as the event asks (a PR: compared and gated as a whole, the suite-level
+    test over every case)."""
     from ..compare.loading import load_results
     from ..compare.merge import merge
     from .run_artifacts import run_artifact_files

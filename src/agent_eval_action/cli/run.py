@@ -118,18 +118,23 @@ def finish(
 
     scored = scored_runs(case_runs)
     baseline, notes = _with_merge_base(args, job, source)
-    if getattr(args, "paired", None) is not None and (args.baseline is None or job.shard):
-        from ..pipeline.paired import NO_ROUNDS, SKIPPED
+    paired = getattr(args, "paired", None) is not None
+    if paired and (args.baseline is None or job.shard is not None):
+        from ..pipeline.paired import IN_A_SHARD, NO_ROUNDS, SKIPPED
 
-        notes = [SKIPPED.format(why=NO_ROUNDS)]
+        notes = [SKIPPED.format(why=IN_A_SHARD if job.shard is not None else NO_ROUNDS)]
         print(f"note: {notes[0]}", file=sys.stderr)
-    if runner is not None and args.baseline is not None and job.shard is None:
-        scored, baseline, notes = _confirmed(
-            args, job, case_runs, scored, gate, runner, scored_runs, source
-        )
+    if runner is not None and args.baseline is not None:
+        scored, baseline, more = _confirmed(
+            args, job, case_runs, scored, gate, runner, scored_runs, source,
+            pair=paired and job.shard is None,
+        )  # fmt: skip
+        notes += more
     results = scored.results
     results.warnings.extend(notes)
     results.write(Path(args.out))
+    if job.shard is not None and args.baseline is not None:
+        _shard_diff(args, job, results, gate)
     print(job.configs, file=sys.stderr)
     print(f"results: {args.out}", file=sys.stderr)
     if empty_shard:
@@ -148,12 +153,7 @@ def finish(
         print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
     if job.shard is not None and args.baseline is not None:
-        print(
-            f"shard {job.shard.index}/{job.shard.count}: not compared with the baseline "
-            "(a shard is not the whole suite); merge the shards' Results, then compare",
-            file=sys.stderr,
-        )
-        return gating.judged_code(results, scored.judged, EXIT_PASS)
+        return gating.judged_code(results, scored.judged, EXIT_PASS)  # the merge gates
     code = gating.threshold_code(results)
     if args.baseline is not None:
         diff = gating.gate(results, baseline, gate)
@@ -196,6 +196,28 @@ def _with_merge_base(
     return with_merge_base(job.baseline, side.results if side else None), []
 
 
+def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: GateOptions) -> None:
+    """A shard's own cases against the baseline without the other shards' (pipeline/shard.py),
+    in diff.json beside its Results: what its confirmation rounds read. It gates nothing: the
+    suite-level test and the verdict need the whole suite, merged."""
+    from ..compare.model import REGRESSIONS
+    from ..pipeline import gate as gating
+
+    assert job.shard is not None
+    diff = gating.gate(results, job.baseline, gate)
+    Path(args.out).with_name("diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
+    own = {case.key for case in results.cases}
+    regressed = sum(
+        case.change in REGRESSIONS for case in diff.cases if (case.eval_set_id, case.eval_id) in own
+    )
+    print(
+        f"shard {job.shard.index}/{job.shard.count}: {regressed} of its {len(own)} cases "
+        "regressed against the baseline; not gated (a shard is not the whole suite): merge "
+        "the shards' Results, then compare",
+        file=sys.stderr,
+    )
+
+
 def _confirmed(
     args: argparse.Namespace,
     job: Job,
@@ -205,6 +227,8 @@ def _confirmed(
     runner: Runner,
     scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
     source: Source,
+    *,
+    pair: bool,
 ) -> tuple[Scored, BaselineRecord, list[str]]:
     """Confirmation rounds (pipeline/confirm.py) with this process's runner, and with
     `--paired REF` the same cases on REF's code each round (cli/paired.py); (the scores,
@@ -218,12 +242,12 @@ def _confirmed(
     from .paired import PairedStage
 
     if job.options.confirm_runs < 1 or scored.results.partial:
-        off = args.paired is not None and job.options.confirm_runs < 1
+        off = pair and job.options.confirm_runs < 1
         return scored, job.baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
     runs_so_far, latest = case_runs, scored
     known = list(job.baseline.known)  # main's record: the rounds re-read it each round
     baseline = job.baseline
-    stage = PairedStage(args, job, source) if args.paired is not None else None
+    stage = PairedStage(args, job, source) if pair else None
 
     def confirm(
         wanted: list[tuple[CaseKey, str]], round_number: int
@@ -259,6 +283,7 @@ def _confirmed(
             runs=job.options.confirm_runs,
             limit=job.options.confirm_limit,
             confirm=confirm,
+            suite=job.shard is None,  # a shard leaves the suite-level test to the merged run
         )
     finally:
         if stage is not None:

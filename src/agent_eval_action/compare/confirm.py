@@ -234,7 +234,7 @@ def to_confirm(
     case that varies on main needs a streak its record makes unlikely: `_can_blame`)."""
     record = main_runs(known)
     cases = {case.key: case for case in current.cases}
-    family = compared(diff)
+    family = family_size(current, compared(diff))
     wanted = []
     for case in diff.cases:
         regressed = [m for m in case.metrics if _to_confirm(m)]
@@ -296,6 +296,13 @@ def compared(diff: Diff) -> int:
     return sum(case.change not in (Change.ADDED, Change.REMOVED) for case in diff.cases)
 
 
+def family_size(current: Results, compared: int) -> int:
+    """The family a streak's evidence is held over: the `compared` cases, or for a shard its
+    whole suite's (`shard.cases_compared`), so that a shard blames as the merged suite will."""
+    shard = current.shard
+    return compared if shard is None or shard.cases_compared is None else shard.cases_compared
+
+
 def suite_round(
     diff: Diff, current: Results, known: Sequence[Results]
 ) -> list[tuple[CaseKey, str]]:
@@ -303,19 +310,24 @@ def suite_round(
     broad drop shows only faintly, so when an axis's test falls below the policy's
     `suite_round_below` without being significant, every compared case that main does not
     know to be deterministic runs once more (all of them alike, whatever their change, so the
-    new runs are a fair sample) and the test is taken again with them (engine.py). Once."""
-    if any(suite_round_runs(case) for case in current.cases):
-        return []
+    new runs are a fair sample) and the test is taken again with them (engine.py); while that
+    test stays below `suite_round_continue` without being significant, the same cases run once
+    more, `suite_rounds` times at most."""
     policy = diff.policy
+    done = max((len(suite_round_runs(case)) for case in current.cases), default=0)
+    below = policy.suite_round_continue if done else policy.suite_round_below
     hints = [
         f"{t.axis} p = {t.p_value:.3g}"
         for t in diff.suite_tests
-        if not t.significant and t.mean_delta < 0 and t.p_value <= policy.suite_round_below
+        if not t.significant and t.mean_delta < 0 and t.p_value <= below
     ]
-    if not hints or current.run_config.num_runs > 1:  # several runs: the test has its evidence
-        return []
+    if not hints or done >= policy.suite_rounds or current.run_config.num_runs > 1:
+        return []  # (several runs per case: the test has its evidence)
+    runs = "one run per case" if not done else f"{1 + done} runs per case"
+    what = f"{SUITE_ROUND}: {', '.join(hints)} with {runs}"
+    if done:  # the cases of the first round, that the next ones extend alike
+        return [(case.key, what) for case in current.cases if len(suite_round_runs(case)) == done]
     record = main_runs(known)
-    what = f"{SUITE_ROUND}: {', '.join(hints)} with one run per case"
     wanted = []
     for case in diff.cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):

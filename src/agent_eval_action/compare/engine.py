@@ -17,7 +17,7 @@ The rules (docs/statistics.md explains them in plain words):
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
@@ -48,13 +48,19 @@ DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
 CASE_ALPHA = 0.05  # false-discovery rate across the per-case tests
 CASE_MIN_RUNS = 5  # runs needed on each side before one noisy case is tested alone
 SUITE_ALPHA = 0.0075  # family-wise over the axes tested (max-T)
-# With one run per case and confirmation on, the suite test is taken in two steps: at
+# With one run per case and confirmation on, the suite test is taken in steps: at
 # SUITE_FIRST_ALPHA on the one run; when it falls below SUITE_ROUND_BELOW without being
-# significant, the suite runs once more (confirm.py) and the test is taken again with those
-# runs at SUITE_ROUND_ALPHA. Together they stay within SUITE_ALPHA.
+# significant, the suite runs once more (a suite round, confirm.py) and the test is taken
+# again with those runs at SUITE_ROUND_ALPHA; while it then stays below SUITE_ROUND_CONTINUE
+# without being significant, another round, SUITE_ROUNDS at most. The looks together stay
+# within SUITE_ALPHA (a union bound); the thresholds were chosen with
+# bench/gate_trust_single.py (docs/statistics.md).
 SUITE_FIRST_ALPHA = 0.003
-SUITE_ROUND_BELOW = 0.15
-SUITE_ROUND_ALPHA = 0.003
+SUITE_ROUND_BELOW = 0.12
+SUITE_ROUND_CONTINUE = 0.02
+SUITE_ROUNDS = 3
+SUITE_ROUND_ALPHA = 0.0015
+assert SUITE_FIRST_ALPHA + SUITE_ROUNDS * SUITE_ROUND_ALPHA <= SUITE_ALPHA + 1e-12
 EPSILON = stats.EPSILON
 
 # When several metrics of a case changed differently, the case shows the most telling.
@@ -96,6 +102,8 @@ def compare(
         suite_alpha=SUITE_FIRST_ALPHA if two_step else SUITE_ALPHA,
         suite_round_alpha=SUITE_ROUND_ALPHA if two_step else 0.0,
         suite_round_below=SUITE_ROUND_BELOW if two_step else 0.0,
+        suite_round_continue=SUITE_ROUND_CONTINUE if two_step else 0.0,
+        suite_rounds=SUITE_ROUNDS if two_step else 0,
     )
     if baseline is None:
         reason = no_baseline_reason or "no baseline was given"
@@ -249,7 +257,7 @@ def _compare_cases(
         ]
         diffs.append(diff)
     _decide_tested_cases(diffs, policy)
-    family = len(pairs)
+    family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
     confirm_runs = current.run_config.confirm_runs
     for diff, _, cur in pairs:
         extra[id(diff)] = passes(cur, confirm.suite_round_runs(cur))
@@ -533,6 +541,18 @@ def _axis_passes(metrics: list[MetricDiff], side: str) -> list[float]:
     return [sum(run) / len(run) for run in zip(*columns, strict=False)]
 
 
+def _power(rates: list[tuple[float, int, int]], policy: Policy) -> Callable[[float], float]:
+    """How often the suite test, with the suite rounds it may take, catches a drop."""
+    return lambda drop: stats.looks_power(
+        rates,
+        drop,
+        policy.suite_alpha,
+        policy.suite_rounds,
+        policy.suite_round_below,
+        policy.suite_round_alpha,
+    )
+
+
 def _suite_tests(
     cases: list[CaseDiff],
     policy: Policy,
@@ -547,8 +567,8 @@ def _suite_tests(
     regressed). A case known to be deterministic (two or more runs on each side, alike on
     each) is left to its own verdict; a case whose runs all agree weighs nothing (an axis on
     which none varies is not reported). When the suite
-    was run once more for this test (`extra`: a suite round, confirm.py), the test is taken
-    again with those runs too, at its own alpha. The report's mean change is that of the
+    was run again for this test (`extra`: the suite rounds' runs, confirm.py), the test is
+    taken again with those runs too, at its own alpha. The report's mean change is that of the
     scores."""
     axes: tuple[Axis, ...] = ("trajectory", "response")
     strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
@@ -585,8 +605,8 @@ def _suite_tests(
             axis=axis,
             cases=len(rates[axis]),
             drop=stats.DETECT_DROP,
-            power=stats.drop_power(rates[axis], stats.DETECT_DROP, policy.suite_alpha),
-            smallest=stats.smallest_drop(rates[axis], policy.suite_alpha),
+            power=_power(rates[axis], policy)(stats.DETECT_DROP),
+            smallest=stats.smallest_drop(_power(rates[axis], policy)),
         )
         for axis in axes
         if rates[axis]
@@ -596,13 +616,14 @@ def _suite_tests(
         return [], sensitivity
     p_values = stats.stratified_shift_p(strata, axes)
     again = stats.stratified_shift_p(second, axes) if any(extra.values()) else None
+    rounds = max((len(runs) for runs in extra.values()), default=0)
     tests = []
     for axis in tested:
         values = deltas[axis]
         signs = Counter((v > EPSILON) - (v < -EPSILON) for v in values)
         mean = sum(values) / len(values)
         p, alpha = p_values[axis], policy.suite_alpha
-        if again is not None and p > alpha:  # decided by the test with the suite round
+        if again is not None and p > alpha:  # decided by the test with the suite rounds
             p, alpha = again[axis], policy.suite_round_alpha
         tests.append(
             SuiteTest(
@@ -615,6 +636,7 @@ def _suite_tests(
                 alpha=alpha,
                 significant=p <= alpha and mean < 0,
                 first_p_value=None if again is None else p_values[axis],
+                rounds=0 if again is None else rounds,
             )
         )
     return tests, sensitivity

@@ -22,7 +22,7 @@ the current run is, in this order (docs/statistics.md, "Removed, renamed and not
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -46,12 +46,8 @@ class Matching:
 
 
 def match_cases(baseline: Results, current: Results) -> Matching:
-    now = {case.key for case in current.cases}
-    before = {case.key for case in baseline.cases}
-    gone = [case for case in baseline.cases if case.key not in now]
-    new = [case for case in current.cases if case.key not in before]
-    matching = Matching(renamed=_renames(gone, new))
-    matching.common = len(now & before) + len(matching.renamed)
+    gone, renamed, common = _pair(baseline.cases, current.cases)
+    matching = Matching(renamed=renamed, common=common)
     taken = {case.key for case in matching.renamed.values()}
     selection = current.run_config.selection
     read = _Read(
@@ -67,6 +63,23 @@ def match_cases(baseline: Results, current: Results) -> Matching:
         else:
             matching.removed.append(case)
     return matching
+
+
+def compared_count(baseline: Sequence[CaseResult], current: Sequence[CaseResult]) -> int:
+    """How many current cases a comparison pairs with a baseline case, by key or renamed
+    (`Matching.common`): a shard counts its whole suite's so (pipeline/shard.py)."""
+    return _pair(baseline, current)[2]
+
+
+def _pair(
+    baseline: Sequence[CaseResult], current: Sequence[CaseResult]
+) -> tuple[list[CaseResult], dict[CaseKey, CaseResult], int]:
+    """(the baseline cases whose key is gone, the renamed ones by current key, the pairs)."""
+    now = {case.key for case in current}
+    before = {case.key for case in baseline}
+    gone = [case for case in baseline if case.key not in now]
+    renamed = _renames(gone, [case for case in current if case.key not in before])
+    return gone, renamed, len(now & before) + len(renamed)
 
 
 def _renames(gone: list[CaseResult], new: list[CaseResult]) -> dict[CaseKey, CaseResult]:

@@ -4,6 +4,11 @@ The shards must be one partition: the same shard count, partition hash, baseline
 and run configuration, every index 1..N exactly once, and disjoint cases that
 together are all of it. A missing shard is an infrastructure failure (exit 3):
 merging without it would hide its cases.
+
+Each case keeps all its runs, a shard's confirmation re-runs included (`runs[].confirms`),
+and the shards' one run configuration (`confirm_runs` with it): comparing the merged
+Results decides each case from its runs as its shard did, and takes the suite-level test
+over the whole suite (docs/statistics.md, "Confirmation in a sharded run").
 """
 
 from __future__ import annotations

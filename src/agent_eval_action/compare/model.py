@@ -135,9 +135,10 @@ class SuiteTest(Record, kw_only=True):
     p_value: float
     alpha: float
     significant: bool
-    # the test on one run per case, when a suite round ran the suite again and p_value and
-    # alpha are those of the test with its runs too (docs/statistics.md)
+    # the test on one run per case, when suite rounds ran the suite again and p_value and
+    # alpha are those of the test with their runs too (docs/statistics.md)
     first_p_value: float | None = None
+    rounds: int = 0  # the suite rounds whose runs p_value includes
 
 
 class Sensitivity(Record, kw_only=True):
@@ -156,9 +157,14 @@ class Policy(Record, kw_only=True):
     case_alpha: float
     case_min_runs: int
     suite_alpha: float
-    # the suite round (compare/confirm.py): when it runs, and the alpha of the test after it
+    # the suite rounds (compare/confirm.py): the first runs when the test on one run per case
+    # falls below suite_round_below, each next one while the test with the rounds' runs falls
+    # below suite_round_continue, at most suite_rounds; each test after a round at
+    # suite_round_alpha
     suite_round_below: float = 0.0
     suite_round_alpha: float = 0.0
+    suite_round_continue: float = 0.0
+    suite_rounds: int = 0
 
 
 class Verdict(Record, kw_only=True):

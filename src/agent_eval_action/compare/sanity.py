@@ -131,6 +131,7 @@ class _Checker:
             self.count(shard.count, "shard.count", most=MAX_SHARDS)
             self.count(shard.index, "shard.index", most=shard.count)
             self.count(shard.cases_total, "shard.cases_total")
+            self.count(shard.cases_compared, "shard.cases_compared", most=shard.cases_total)
             self.text(shard.partition_hash, "shard.partition_hash")
             self.text(shard.baseline_sha, "shard.baseline_sha")
         for i, entry in enumerate(results.eval_sets):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import comb
 from statistics import NormalDist
 
@@ -217,11 +217,33 @@ def drop_power(cases: Sequence[tuple[float, int, int]], drop: float, alpha: floa
     return float(1 - _upper_tail(np.array(expected / math.sqrt(variance) - critical)))
 
 
-def smallest_drop(cases: Sequence[tuple[float, int, int]], alpha: float) -> float | None:
-    """The smallest drop (in steps of 0.01) the test catches DETECT_POWER of the time, or
-    None when not even losing every pass would be caught that often."""
+def looks_power(
+    cases: Sequence[tuple[float, int, int]],
+    drop: float,
+    alpha: float,
+    rounds: int = 0,
+    below: float = 0.0,
+    round_alpha: float = 0.0,
+) -> float:
+    """`drop_power` for a test taken in looks (engine.py's suite rounds): significant at the
+    first look (`alpha`), or hinting there (below `below`) and significant after `rounds`
+    more runs of every case at `round_alpha`. An estimate: the later looks are taken as one
+    (a round that stops early because the test already said so only helps), and the first
+    look's outcome as independent of the last's (it is not: they share the first runs, which
+    makes the estimate a little low)."""
+    first = drop_power(cases, drop, alpha)
+    if rounds < 1:
+        return first
+    hinted = drop_power(cases, drop, below)
+    more = [(rate, n_main, n_here + rounds) for rate, n_main, n_here in cases]
+    return first + max(0.0, hinted - first) * drop_power(more, drop, round_alpha)
+
+
+def smallest_drop(power: Callable[[float], float]) -> float | None:
+    """The smallest drop (in steps of 0.01) that `power(drop)` says is caught DETECT_POWER of
+    the time, or None when not even losing every pass would be caught that often."""
     for step in range(1, 101):
-        if drop_power(cases, step / 100, alpha) >= DETECT_POWER:
+        if power(step / 100) >= DETECT_POWER:
             return step / 100
     return None
 

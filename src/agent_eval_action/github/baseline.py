@@ -30,7 +30,7 @@ from .client import ArtifactExpired, GitHub, GitHubError
 MAX_COMMITS = 50  # ancestors walked from the merge-base, itself included
 MAX_AGE_DAYS = 90  # GitHub's default artifact retention
 MAX_RUN_PAGES = 5  # pages of 100 runs listed at most
-HISTORY = 5  # older baselines collected for noise estimates (the action's `history` input)
+HISTORY = 10  # older baselines collected for noise estimates (the action's `history` input)
 MAX_HISTORY = 20
 SKIPPED = 6  # downloads that may fail their checks before the walk gives up
 RESULTS_NAME = "results.json"

@@ -1,7 +1,8 @@
 """Confirmation rounds: re-run the regressed cases, one more run each per round, until
 each is confirmed or not reproduced (a re-run did not show it), or no further re-run could
-blame it; compare/confirm.py decides from the runs. Then, with one run per case, perhaps a
-suite round: the suite once more, when the suite-level test hints at a broad drop.
+blame it; compare/confirm.py decides from the runs. Then, with one run per case, perhaps
+suite rounds: the suite once more, while the suite-level test hints at a broad drop (a few
+times at most).
 
 Each round is an agent stage over the regressed cases alone (runs numbered after the
 suite's own, each saying what it confirms), judged and scored like the others. The whole
@@ -46,11 +47,13 @@ def rounds(
     runs: int,
     limit: int,
     confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
+    suite: bool = True,
 ) -> tuple[Diff, list[str]]:
-    """Run confirmation rounds until nothing is left to confirm, then the suite round if the
-    suite-level test asks for one (compare/confirm.suite_round); (the last diff, warnings).
+    """Run confirmation rounds until nothing is left to confirm, then suite rounds while the
+    suite-level test asks for them (compare/confirm.suite_round); (the last diff, warnings).
     `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
-    everything again and returns the new diff and Results, or None when it was cancelled."""
+    everything again and returns the new diff and Results, or None when it was cancelled.
+    `suite=False` (a shard): no suite rounds, the suite-level test needs the whole suite."""
     used, warnings, done = 0, [], 0
     for round_number in range(1, runs + 1):
         wanted = to_confirm(diff, current, known, runs)
@@ -70,19 +73,23 @@ def rounds(
             return diff, warnings
         diff, current = new
         done = round_number
-    wanted = suite_round(diff, current, known)
-    needed = len(wanted) * SUITE_ROUND_RUNS
-    if wanted and used + needed > limit:
-        warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
-    elif wanted:
+    if not suite:
+        return diff, warnings
+    while wanted := suite_round(diff, current, known):
+        needed = len(wanted) * SUITE_ROUND_RUNS
+        if used + needed > limit:
+            warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
+            break
+        used += needed
         print(
-            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more times for the suite-level "
+            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more time(s) for the suite-level "
             f"test ({wanted[0][1].split(': ', 1)[1]})",
             file=sys.stderr,
         )
-        for extra in range(1, SUITE_ROUND_RUNS + 1):
-            new = confirm(wanted, done + extra)
+        for _ in range(SUITE_ROUND_RUNS):
+            done += 1
+            new = confirm(wanted, done)
             if new is None:
-                break
+                return diff, warnings
             diff, current = new
     return diff, warnings

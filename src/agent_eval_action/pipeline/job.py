@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class Job:
     plan: Plan
     options: RunOptions
-    baseline: Baseline = NONE_GIVEN
+    baseline: Baseline = NONE_GIVEN  # a shard's: without the other shards' cases (shard.py)
     shard: Shard | None = None
     judge: JudgeSettings | None = None  # None: no judged metric is configured
     warnings: list[str] = field(default_factory=list)  # for the Results
@@ -69,7 +69,7 @@ def prepare(
         print(warning, file=sys.stderr)
     record = None
     if shard is not None:
-        the_plan, record = shard_plan(the_plan, *shard, the_baseline.results)
+        the_plan, record, the_baseline = shard_plan(the_plan, *shard, the_baseline)
     judge = judge_settings(the_plan, options)
     return Job(
         plan=the_plan,

@@ -26,7 +26,7 @@ class RunOptions:
     # Confirmation re-runs (compare/confirm.py): a regressed case not known to be
     # deterministic is re-run up to this many times, one at a time, before it is blamed.
     confirm_runs: int = 3
-    confirm_limit: int = 100  # extra case-runs at most, per run of the suite
+    confirm_limit: int = 300  # extra case-runs at most, per run of the suite
     # Paired runs (pipeline/paired.py): each confirmation round's cases run once more on the
     # merge-base's code, main's record of them; off unless asked for (`run --paired REF`,
     # the action's `paired: true`)

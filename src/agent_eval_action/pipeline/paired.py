@@ -38,8 +38,9 @@ FILE_NAME = "merge-base.json"  # beside results.json
 TARGETS = ("agent", "command")  # the agents the tool starts, so it can start main's too
 GIT_TIMEOUT_S = 300.0
 SKIPPED = "paired runs on the merge-base skipped: {why}"
-NO_ROUNDS = (
-    "they pair confirmation re-runs, and none run here (no baseline, a shard, confirm-runs 0)"
+NO_ROUNDS = "they pair confirmation re-runs, and none run here (no baseline, or confirm-runs 0)"
+IN_A_SHARD = (
+    "not in a shard: the merge job compares the whole suite (run paired evidence unsharded)"
 )
 STOPPED = (
     "paired runs on the merge-base stopped: its agent stage exited {code} (the confirmation "

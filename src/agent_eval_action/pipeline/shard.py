@@ -23,13 +23,14 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..core import CaseKey
 
 if TYPE_CHECKING:
     from ..results import Results, Shard
+    from .gate import Baseline
     from .plan import Plan
 
 _SHARD = re.compile(r"(\d+)/(\d+)")
@@ -104,14 +105,18 @@ def partition(
     return Partition(count, assignment, digest, by_durations)
 
 
-def shard_plan(plan: Plan, index: int, count: int, baseline: Results | None) -> tuple[Plan, Shard]:
-    """Shard `index` of `count`: its part of the plan, and the `shard` record of its Results.
-    Every shard computes the same partition from the same suite and baseline."""
+def shard_plan(
+    plan: Plan, index: int, count: int, baseline: Baseline
+) -> tuple[Plan, Shard, Baseline]:
+    """Shard `index` of `count`: its part of the plan, the `shard` record of its Results, and
+    the baseline it compares with (`shard_baseline`). Every shard computes the same
+    partition from the same suite and baseline."""
     from ..results import Shard
     from .plan import restrict
 
     cases = [CaseKey(s.eval_set_id, c.eval_id) for s in plan.suite.eval_sets for c in s.cases]
-    durations = {case.key: case.duration_s for case in baseline.cases} if baseline else None
+    main = baseline.results
+    durations = {case.key: case.duration_s for case in main.cases} if main else None
     split = partition(cases, count, durations)
     mine = split.cases(index)
     how = "the baseline's case durations" if split.by_durations else "stable hash"
@@ -124,6 +129,42 @@ def shard_plan(plan: Plan, index: int, count: int, baseline: Results | None) -> 
         count=count,
         partition_hash=split.partition_hash,
         cases_total=len(cases),
-        baseline_sha=baseline.source.sha if baseline else None,
+        baseline_sha=main.source.sha if main else None,
+        cases_compared=cases_compared(plan, main) if main else None,
     )
-    return restrict(plan, set(mine)), record
+    return restrict(plan, set(mine)), record, shard_baseline(baseline, set(cases) - set(mine))
+
+
+def cases_compared(plan: Plan, baseline: Results) -> int:
+    """How many of the whole suite's cases the merged run compares with the baseline (by key,
+    or renamed: compare/matching.py): the family every shard holds its per-case evidence
+    over (compare/confirm.py), so that a shard blames a case as the merged suite would, and
+    sharding does not loosen the suite's chance of one false blame."""
+    from ..compare.matching import compared_count
+    from ..results import CaseResult, Status
+    from .score import case_sha256
+
+    suite = [
+        CaseResult(
+            eval_set_id=eval_set.eval_set_id,
+            eval_id=case.eval_id,
+            file=eval_set.file,
+            line=eval_set.case_lines.get(case.eval_id, 1),
+            case_sha256=case_sha256(case),
+            content_sha256=case_sha256(case, with_id=False),
+            status=Status.NOT_EVALUATED,
+        )
+        for eval_set, case in plan.cases.values()
+    ]
+    return compared_count(baseline.cases, suite)
+
+
+def shard_baseline(baseline: Baseline, others: set[CaseKey]) -> Baseline:
+    """What a shard compares its own cases with: the baseline without the other shards'
+    cases (`others`), so they are not taken for removed ones, and a case of this shard is
+    paired as in the merged run. Cases the suite no longer has stay (removed or renamed
+    ones); older baselines stay whole (they are main's record, read per case)."""
+    if baseline.results is None:
+        return baseline
+    kept = [case for case in baseline.results.cases if case.key not in others]
+    return replace(baseline, results=baseline.results.replace(cases=kept))

@@ -96,7 +96,12 @@ def table(diff: Diff, current: Results | None = None) -> str:
             f"\nnoisy cases, {test.axis}: mean change {test.mean_delta:+.3f} over "
             f"{plural(test.cases, 'case')} ({test.worse} worse, {test.better} better), "
             f"p = {test.p_value:.4f} "
-            + ("" if test.first_p_value is None else f"(one run each: {test.first_p_value:.4f}) ")
+            + (
+                ""
+                if test.first_p_value is None
+                else f"(one run each: {test.first_p_value:.4f}; then with "
+                f"{plural(test.rounds, 'suite round')}) "
+            )
             + f"({'significant' if test.significant else 'not significant'} at {test.alpha:g})"
         )
     if efficiency := diff_lines(diff):

@@ -1,0 +1,216 @@
+"""Suite rounds (compare/confirm.suite_round, pipeline/confirm.rounds, engine.py): with one run
+per case, a suite-level test that hints at a broad drop without being significant runs the
+suite again, and again while the hint stays strong, a few times at most; each look at its
+own alpha. How often that is right is bench/gate_trust_single.py's business."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from helpers.factory import case, results
+
+from agent_eval_action.compare import compare
+from agent_eval_action.compare.confirm import SUITE_ROUND, suite_round, suite_round_runs
+from agent_eval_action.compare.engine import (
+    SUITE_ALPHA,
+    SUITE_FIRST_ALPHA,
+    SUITE_ROUND_ALPHA,
+    SUITE_ROUND_BELOW,
+    SUITE_ROUND_CONTINUE,
+    SUITE_ROUNDS,
+)
+from agent_eval_action.compare.model import Diff, SuiteTest
+from agent_eval_action.pipeline.confirm import rounds
+from agent_eval_action.results import CaseResult, Results
+
+R = "response_match_score"
+NOISY = 40
+_WORDING = itertools.count()  # every run answers in words of its own
+
+
+def _side(passes: list[bool], *, steady: bool = True) -> list[CaseResult]:
+    """One run per case: the noisy cases answer right (1.0) or not (0.5), each run in new
+    words; a last case always does the same thing."""
+    noisy = [
+        case(f"c{i}", {R: [1.0 if ok else 0.5]}, [f"w{i}-{ok}-{next(_WORDING)}"])
+        for i, ok in enumerate(passes)
+    ]
+    return [*noisy, case("steady", {R: [1.0]}, ["same"])] if steady else noisy
+
+
+def _suite(seed: int, drop: float) -> tuple[Results, Results, list[Results]]:
+    """(current, baseline, history): main's runs pass with 0.8, the PR's with 0.8 - drop."""
+    rng = np.random.default_rng(seed)
+    main = [results(*_side(list(rng.random(NOISY) < 0.8))) for _ in range(3)]
+    pr = results(*_side(list(rng.random(NOISY) < 0.8 - drop)))
+    return pr.replace(run_config=pr.run_config.replace(confirm_runs=3)), main[0], main[1:]
+
+
+def _with_round(current: Results, wanted, passes: list[bool]) -> Results:
+    """`current` with one more run of each wanted case, saying what it confirms."""
+    chosen = {key: what for key, what in wanted}
+    cases = []
+    for c, ok in zip(current.cases, [*passes, True], strict=True):
+        if c.key not in chosen:
+            cases.append(c)
+            continue
+        score = 1.0 if ok else 0.5
+        metric = c.metrics[R]
+        runs = [*metric.runs, score]
+        extra = case(c.eval_id, {R: runs}, [f"r{len(runs)}-{ok}-{next(_WORDING)}"] * len(runs))
+        new_run = extra.runs[-1].replace(run=len(c.runs) + 1, confirms=chosen[c.key])
+        cases.append(
+            c.replace(
+                metrics={R: extra.metrics[R]},
+                runs=[*c.runs, new_run],
+            )
+        )
+    return current.replace(cases=cases)
+
+
+def _hinting(diff: Diff, p: float) -> Diff:
+    """The diff with its response test at p, not significant, the runs worse."""
+    test = SuiteTest(
+        axis="response",
+        cases=NOISY,
+        mean_delta=-0.1,
+        worse=10,
+        better=2,
+        p_value=p,
+        alpha=diff.policy.suite_alpha,
+        significant=False,
+    )
+    return diff.replace(suite_tests=[test])
+
+
+def test_the_looks_stay_within_the_suite_alpha():
+    assert SUITE_FIRST_ALPHA + SUITE_ROUNDS * SUITE_ROUND_ALPHA <= SUITE_ALPHA + 1e-12
+    assert SUITE_ROUND_CONTINUE < SUITE_ROUND_BELOW
+
+
+def test_a_first_round_runs_every_case_not_known_to_be_deterministic():
+    current, baseline, history = _suite(1, 0.0)
+    diff = compare(current, baseline, history=history)
+    assert diff.policy.suite_rounds == SUITE_ROUNDS
+    wanted = suite_round(_hinting(diff, SUITE_ROUND_BELOW * 0.9), current, [*history, baseline])
+    assert sorted(key.eval_id for key, _ in wanted) == sorted(f"c{i}" for i in range(NOISY))
+    assert all(what.startswith(SUITE_ROUND) and "one run per case" in what for _, what in wanted)
+    # above the first threshold: none
+    assert suite_round(_hinting(diff, SUITE_ROUND_BELOW * 1.1), current, [baseline]) == []
+
+
+def test_a_next_round_needs_a_stronger_hint_and_extends_the_same_cases():
+    current, baseline, history = _suite(2, 0.0)
+    known = [*history, baseline]
+    diff = compare(current, baseline, history=history)
+    first = suite_round(_hinting(diff, 0.05), current, known)
+    after = _with_round(current, first, [True] * NOISY)
+    # between the two thresholds: the first round's hint, not enough for a second
+    between = (SUITE_ROUND_CONTINUE + SUITE_ROUND_BELOW) / 2
+    assert suite_round(_hinting(diff, between), after, known) == []
+    second = suite_round(_hinting(diff, SUITE_ROUND_CONTINUE / 2), after, known)
+    assert {k for k, _ in second} == {k for k, _ in first}
+    assert all("2 runs per case" in what for _, what in second)
+
+
+def test_no_round_after_the_last_one_nor_with_several_runs_per_case():
+    current, baseline, history = _suite(3, 0.0)
+    known = [*history, baseline]
+    diff = compare(current, baseline, history=history)
+    grown = current
+    for _ in range(SUITE_ROUNDS):
+        grown = _with_round(grown, suite_round(_hinting(diff, 0.001), grown, known), [True] * NOISY)
+    assert max(len(suite_round_runs(c)) for c in grown.cases) == SUITE_ROUNDS
+    assert suite_round(_hinting(diff, 0.001), grown, known) == []
+    several = current.replace(run_config=current.run_config.replace(num_runs=2))
+    assert suite_round(_hinting(diff, 0.001), several, known) == []
+
+
+def _drive(seed: int, drop: float, limit: int = 1000) -> tuple[Diff, list[str], list[int]]:
+    """The rounds as the action runs them, the agent simulated: (last diff, warnings, how many
+    cases each round re-ran)."""
+    current, baseline, history = _suite(seed, drop)
+    rng = np.random.default_rng(seed + 1)
+    sizes: list[int] = []
+
+    def confirm(wanted, _round):
+        nonlocal current
+        sizes.append(len(wanted))
+        current = _with_round(current, wanted, list(rng.random(NOISY) < 0.8 - drop))
+        return compare(current, baseline, history=history), current
+
+    diff = compare(current, baseline, history=history)
+    diff, warnings = rounds(
+        diff, current, known=[*history, baseline], runs=3, limit=limit, confirm=confirm
+    )
+    return diff, warnings, sizes
+
+
+def test_a_broad_drop_is_found_with_the_rounds_runs():
+    """Every noisy case loses 0.25 pass probability: rounds run while the test hints (in some
+    seeds twice), and the last test, with their runs, says so at its own alpha."""
+    rounds_needed = []
+    for seed in range(6):
+        diff, warnings, sizes = _drive(seed, 0.25)
+        test = next(t for t in diff.suite_tests if t.axis == "response")
+        assert test.significant and not diff.verdict.passed, seed
+        if test.rounds:  # decided after rounds: their runs are in the test, at the later alpha
+            assert test.alpha == SUITE_ROUND_ALPHA and test.first_p_value is not None
+            assert test.first_p_value > SUITE_FIRST_ALPHA
+        assert sizes == [NOISY] * test.rounds and warnings == []
+        rounds_needed.append(test.rounds)
+    assert max(rounds_needed) >= 2
+
+
+def test_an_unchanged_suite_does_not_keep_running():
+    """Nothing changed: at most the rounds allowed, and in most seeds none."""
+    counts = [len(_drive(seed, 0.0)[2]) for seed in range(10)]
+    assert max(counts) <= SUITE_ROUNDS
+    assert sum(counts) <= 5
+
+
+def test_the_limit_stops_the_rounds_and_says_so():
+    for seed in range(20):
+        current, baseline, history = _suite(seed, 0.3)
+        diff = compare(current, baseline, history=history)
+        if any(
+            not t.significant and t.p_value <= SUITE_ROUND_BELOW for t in diff.suite_tests
+        ):  # a seed whose first look hints
+            break
+    else:
+        pytest.fail("no seed hinted")
+    diff, warnings, sizes = _drive(seed, 0.3, limit=NOISY - 1)
+    assert sizes == []
+    assert any("limit" in w for w in warnings)
+
+
+def test_the_suite_rounds_raise_what_the_suite_is_said_to_detect():
+    """The comment's "what this suite can detect" counts the rounds the test may take: with
+    them a suite detects more than its first look alone, and never less."""
+    from agent_eval_action.compare import stats
+
+    cases = [(0.8, 11, 1)] * 60
+    alone = stats.looks_power(cases, 0.2, SUITE_FIRST_ALPHA)
+    with_rounds = stats.looks_power(
+        cases, 0.2, SUITE_FIRST_ALPHA, SUITE_ROUNDS, SUITE_ROUND_BELOW, SUITE_ROUND_ALPHA
+    )
+    assert alone == stats.drop_power(cases, 0.2, SUITE_FIRST_ALPHA)
+    assert 0.5 < alone < with_rounds < 1.0
+    assert stats.looks_power(cases, 0.0, SUITE_FIRST_ALPHA, 3, 0.12, 0.0015) < 0.01
+    smaller = stats.smallest_drop(
+        lambda d: stats.looks_power(cases, d, SUITE_FIRST_ALPHA, 3, 0.12, 0.0015)
+    )
+    assert smaller is not None
+    assert smaller < stats.smallest_drop(lambda d: stats.drop_power(cases, d, SUITE_FIRST_ALPHA))
+
+
+def test_the_diff_says_what_the_suite_detects_with_its_rounds():
+    current, baseline, history = _suite(4, 0.0)
+    single = compare(current, baseline, history=history)
+    several = current.replace(run_config=current.run_config.replace(confirm_runs=0))
+    without = compare(several, baseline, history=history)  # no confirmation: no rounds
+    (with_rounds,) = single.sensitivity
+    (first_only,) = without.sensitivity
+    assert with_rounds.axis == "response" and with_rounds.power > first_only.power
