@@ -131,3 +131,6 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
     # one judged answer, judged once: its 5 samples (final_response_match_v2's default);
     # each round's score stage judged it afresh before (20 calls)
     assert calls == 5, calls
+    # and the Results say what the run spent: those 5 calls, though the last round's score
+    # stage found them in the run's own cache (it said 0 calls before)
+    assert results["usage"]["judge_calls"] == 5, results["usage"]

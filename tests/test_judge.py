@@ -113,6 +113,7 @@ def judge(
     key: str | None = "FAKE_KEY",
     baseline: Results | None = None,
     cache: Path | None = None,
+    cache_this_run: bool = False,
     pin: str | None = None,
     parallelism: int = 8,
     base_url: str | None = None,
@@ -130,6 +131,7 @@ def judge(
         base_url=base_url or fake.url,
         model_pin=pin,
         cache_dir=cache,
+        cache_this_run=cache_this_run,
         parallelism=parallelism,
         prices=load_prices(),
         retry=FAST,
@@ -324,6 +326,23 @@ def test_the_cache_directory_serves_repeated_local_runs(write, fake, tmp_path):
     assert json.loads(damaged.read_text())["samples"]
 
 
+def test_a_cache_of_this_runs_verdicts_counts_them_as_the_calls_they_were(write, fake, tmp_path):
+    """The action's rounds: each re-scores every run from a cache the run itself filled; its
+    hits count as calls, with the tokens the calls spent, so usage is the run's whole spend."""
+    cache = tmp_path / "judge-cache"
+    first, _ = judge(write, fake, frm(3), [PARIS, TWO], GOOD, cache=cache, cache_this_run=True)
+    assert fake.calls() == 9 and first.usage.judge_calls == 9
+    fake.reset()
+    again, _ = judge(write, fake, frm(3), [PARIS, TWO], GOOD, cache=cache, cache_this_run=True)
+    assert fake.calls() == 0
+    assert again.usage.judge_calls == 9 and again.usage.judge_reused == 0
+    assert again.usage.judge_prompt_tokens == first.usage.judge_prompt_tokens > 0
+    assert again.usage.cost_usd == first.usage.cost_usd
+    # the same directory read as an ordinary cache: reused, nothing spent
+    later, _ = judge(write, fake, frm(3), [PARIS, TWO], GOOD, cache=cache)
+    assert later.usage.judge_calls == 0 and later.usage.judge_reused == 9
+
+
 def test_failed_verdicts_are_not_cached(write, fake, tmp_path):
     cache = tmp_path / "c"
     fake.script("verdict", "no idea")
@@ -352,8 +371,9 @@ def test_cache_writes_are_atomic_under_concurrency(tmp_path):
         thread.start()
     for thread in threads:
         thread.join()
-    assert all(got is None or got == samples for got in seen)  # never half a file
-    assert cache.get(key) == samples
+    assert all(got is None or got.samples == samples for got in seen)  # never half a file
+    entry = cache.get(key)
+    assert entry is not None and entry.samples == samples
     assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(
         ["ab", f"{key}.json"]
     )  # no temp files

@@ -214,3 +214,25 @@ def test_the_diff_says_what_the_suite_detects_with_its_rounds():
     (with_rounds,) = single.sensitivity
     (first_only,) = without.sensitivity
     assert with_rounds.axis == "response" and with_rounds.power > first_only.power
+
+
+def test_merged_shards_take_the_suite_test_in_one_look_at_the_full_alpha():
+    """After a merge no agent runs: no rounds are planned, and the one look gets all of alpha."""
+    current, baseline, history = _suite(5, 0.0)
+    merged = compare(current.replace(merged_shards=2), baseline, history=history)
+    assert merged.policy.suite_rounds == 0 and merged.policy.suite_alpha == SUITE_ALPHA
+    assert suite_round(_hinting(merged, 0.001), current.replace(merged_shards=2), [baseline]) == []
+    unsharded = compare(current, baseline, history=history)
+    assert unsharded.policy.suite_alpha == SUITE_FIRST_ALPHA
+
+
+def test_merge_records_how_many_shards_it_merged():
+    from agent_eval_action.compare.merge import merge
+    from agent_eval_action.results import Shard
+
+    cases = _side([True, False])
+    parts = []
+    for index, own in enumerate((cases[:2], cases[2:]), start=1):
+        shard = Shard(index=index, count=2, partition_hash="p", cases_total=3)
+        parts.append((f"shard-{index}.json", results(*own).replace(shard=shard)))
+    assert merge(parts).merged_shards == 2

@@ -504,6 +504,9 @@ class Results(Record, kw_only=True):
     source: Source = msgspec.field(default_factory=Source)
     run_config: RunConfig
     shard: Shard | None = None
+    # how many shards' Results were merged into these (compare/merge.py); None: not merged.
+    # No agent runs after a merge, so its comparison takes no suite rounds.
+    merged_shards: int | None = None
     eval_sets: list[EvalSetEntry]
     cases: list[CaseResult]
     usage: Usage = msgspec.field(default_factory=Usage)

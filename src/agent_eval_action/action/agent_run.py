@@ -355,7 +355,7 @@ def run_evals(
         files = [copied]  # the traces the score stage reads: the suite's, then each round's
         # each round's score stage judges only what the earlier ones did not: their verdicts
         # wait in a cache only this process's user can read (the judge is never asked twice)
-        cache = ["--judge-cache", str(Path(private) / "judge-cache")]
+        cache = ["--judge-cache", str(Path(private) / "judge-cache"), "--judge-cache-this-run"]
 
         def scored(*, after_cancel: bool = False) -> int:
             traces_args = [arg for file in files for arg in ("--traces", str(file))]

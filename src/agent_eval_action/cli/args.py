@@ -231,6 +231,12 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
             metavar="DIR",
             help="keep judge verdicts in DIR and reuse them in later runs",
         )
+        parser.add_argument(
+            "--judge-cache-this-run",
+            action="store_true",
+            help="the --judge-cache DIR holds only verdicts asked in this run (the action's "
+            "confirmation rounds): a verdict found there counts as the call it was",
+        )
     parser.add_argument(
         "--baseline",
         metavar="BASE.json",
@@ -325,6 +331,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         trajectory_policy=args.trajectory_policy,
         judge_model=getattr(args, "judge_model", None),
         judge_cache=getattr(args, "judge_cache", None),
+        judge_cache_this_run=getattr(args, "judge_cache_this_run", False),
         config=args.config,
         confirm_runs=args.confirm_runs,
         confirm_limit=args.confirm_limit,

@@ -89,6 +89,7 @@ def merge(shards: Sequence[tuple[str, Results]]) -> Results:
     return first.replace(
         partial=any(r.partial for _, r in shards),
         shard=None,
+        merged_shards=count,
         cases=cases,
         usage=usage,
         timing=Timing(

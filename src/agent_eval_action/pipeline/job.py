@@ -118,5 +118,6 @@ def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
         os.environ,
         model_pin=options.judge_model,
         cache_dir=options.judge_cache,
+        cache_this_run=options.judge_cache_this_run,
         parallelism=options.concurrency,
     )

@@ -22,6 +22,7 @@ class RunOptions:
     trajectory_policy: TrajectoryPolicy | None = None
     judge_model: str | None = None  # pins the judge model of every judged criterion
     judge_cache: str | None = None
+    judge_cache_this_run: bool = False  # the cache holds only this run's verdicts (the action)
     config: str | None = None  # one test_config.json for every eval file
     # Confirmation re-runs (compare/confirm.py): a regressed case not known to be
     # deterministic is re-run up to this many times, one at a time, before it is blamed.

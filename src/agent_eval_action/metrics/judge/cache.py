@@ -6,7 +6,10 @@ itself) with the judge model, the generation config, num_samples, the kind of re
 and its parser's version. Equal key, equal question: the earlier samples are reused and
 re-read, and no call is made. Sources, in order: this run (the same question asked
 twice), the baseline Results (`run --baseline`), the local cache directory
-(`--judge-cache DIR`).
+(`--judge-cache DIR`). Each entry keeps the usage of the call that asked it: a cache that
+holds only this run's verdicts (`--judge-cache-this-run`: the action's confirmation rounds,
+each a score stage of its own) counts a hit as the call it was, so the Results' usage is
+what the whole run spent.
 
 Only answers that gave a verdict are kept, so a failed or unreadable one is asked again.
 """
@@ -23,7 +26,7 @@ from pathlib import Path
 
 import msgspec
 
-from ...results import JudgeSample, Record, Results
+from ...results import JudgeSample, Record, Results, Usage
 
 KEY_FORMAT = "1"
 
@@ -55,11 +58,12 @@ def baseline_verdicts(baseline: Results | None) -> dict[str, list[JudgeSample]]:
     return found
 
 
-class _Entry(Record, kw_only=True):
+class CacheEntry(Record, kw_only=True):
     key: str
     request: str
     model: str
     samples: list[JudgeSample]
+    usage: Usage | None = None  # the call's (entries written before it was kept: None)
 
 
 class DirectoryCache:
@@ -73,16 +77,23 @@ class DirectoryCache:
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[JudgeSample] | None:
+    def get(self, key: str) -> CacheEntry | None:
         try:
-            entry = msgspec.json.decode(self._path(key).read_bytes(), type=_Entry)
+            entry = msgspec.json.decode(self._path(key).read_bytes(), type=CacheEntry)
         except (OSError, ValueError, msgspec.MsgspecError):
             return None  # absent, or damaged: ask again
-        return entry.samples if entry.key == key and entry.samples else None
+        return entry if entry.key == key and entry.samples else None
 
-    def put(self, key: str, request: str, model: str, samples: Sequence[JudgeSample]) -> None:
+    def put(
+        self,
+        key: str,
+        request: str,
+        model: str,
+        samples: Sequence[JudgeSample],
+        usage: Usage | None = None,
+    ) -> None:
         path = self._path(key)
-        data = _Entry(key=key, request=request, model=model, samples=list(samples))
+        data = CacheEntry(key=key, request=request, model=model, samples=list(samples), usage=usage)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
         try:

@@ -87,7 +87,7 @@ class JudgeService:
         if self._cache is None or answer.source != "call":
             return
         try:
-            self._cache.put(answer.key, ask.request, ask.model, answer.samples)
+            self._cache.put(answer.key, ask.request, ask.model, answer.samples, answer.usage)
         except OSError as err:
             warning = f"warning: cannot write the judge cache {self.settings.cache_dir}: {err}"
             if warning not in self.warnings:
@@ -101,9 +101,11 @@ class JudgeService:
         samples = self._baseline.get(key)
         if samples is not None and len(samples) == ask.num_samples:
             return Answer(key, "baseline", list(samples), usage=reused)
-        samples = self._cache.get(key) if self._cache is not None else None
-        if samples is not None and len(samples) == ask.num_samples:
-            return Answer(key, "cache", samples, usage=reused)
+        entry = self._cache.get(key) if self._cache is not None else None
+        if entry is not None and len(entry.samples) == ask.num_samples:
+            if self.settings.cache_this_run and entry.usage is not None:
+                return Answer(key, "call", entry.samples, usage=entry.usage)  # asked this run
+            return Answer(key, "cache", entry.samples, usage=reused)
         if not self.settings.api_key:
             return Answer(key, "call", error=NO_KEY_REASON, no_key=True)
         results = await asyncio.gather(

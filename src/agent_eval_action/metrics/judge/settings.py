@@ -43,6 +43,7 @@ class JudgeSettings:
     base_url: str | None = None
     model_pin: str | None = None  # --judge-model: overrides every criterion's judge model
     cache_dir: Path | None = None  # --judge-cache
+    cache_this_run: bool = False  # --judge-cache-this-run: its verdicts were asked this run
     parallelism: int = 8  # judge requests in flight at once, over the whole suite
     prices: PriceTable = field(default_factory=PriceTable)
     retry: RetryPolicy = field(default_factory=lambda: DEFAULT_RETRY)
@@ -54,6 +55,7 @@ def judge_settings(
     *,
     model_pin: str | None = None,
     cache_dir: str | None = None,
+    cache_this_run: bool = False,
     parallelism: int = 8,
 ) -> JudgeSettings:
     """Raises InputError for a bad price table (AGENT_EVAL_JUDGE_PRICES)."""
@@ -65,6 +67,7 @@ def judge_settings(
         base_url=environ.get("GOOGLE_GEMINI_BASE_URL") or None,
         model_pin=model_pin,
         cache_dir=Path(cache_dir) if cache_dir else None,
+        cache_this_run=cache_this_run,
         parallelism=parallelism,
         prices=load_prices(environ.get(PRICES_ENV) or None),
         retry=DEFAULT_RETRY,
