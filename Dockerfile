@@ -11,6 +11,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
+# git: paired runs on the merge-base's code (input paired) make a worktree of the checkout.
+# Pinned to Debian trixie's release; --no-install-recommends leaves out its Perl and ssh.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git=1:2.47.3-0+deb13u1 \
+    && rm -rf /var/lib/apt/lists/*
+
 COPY pyproject.toml README.md LICENSE constraints.txt /src/
 COPY src /src/src
 # Every dependency has a wheel for this platform: no compiler is installed, none is left.

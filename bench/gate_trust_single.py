@@ -204,11 +204,128 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3000)
+    parser.add_argument(
+        "--paired", action="store_true", help="also (a) and (c) with paired runs, no history"
+    )
     args = parser.parse_args()
     rows = measure(args.trials)
     print(table(rows))
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
+    if args.paired:
+        print("\npaired runs on the merge-base, no history (a target: <= 1%; c: >= 90%):")
+        print(paired_table(measure_paired(args.trials)))
 
 
 if __name__ == "__main__":
     main()
+
+
+# Paired runs on the merge-base (pipeline/paired.py, `paired: true`), with no history: each
+# confirmation round (and suite round) also runs its cases once on main's code, kept as one
+# more history entry whose runs count as main's (compare/evidence.PAIRED_RUN).
+PAIRED_SCENARIOS = ["a", "c"]
+
+
+def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int]:
+    """(did the gate fail, the PR's extra case-runs, main's paired runs) for one simulated
+    pull request with no history on main and paired runs on the merge-base."""
+    from agent_eval_action.compare.evidence import PAIRED_RUN
+    from agent_eval_action.pipeline.paired import replace_in
+
+    rng = np.random.default_rng(seed)
+    probs = rng.uniform(shape.low, shape.high, shape.noisy)
+    pr_probs = probs - 0.2 if scenario == "c" else probs
+    baseline = _results(_side(shape, probs, rng, scenario, pr=False))
+    pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
+    main_side: dict[int, list] = {}  # case index -> its paired runs on main's code
+    first_noisy = shape.cases - shape.noisy
+    known = [baseline]
+    merge_base = None
+    extra = paired = 0
+
+    def one_run(index: int, number: int, odds: np.ndarray, what: str, pr: bool):
+        if index < first_noisy:  # a deterministic case: it does what its first run did
+            fails = index % 10 == 0 or (scenario == "b" and pr and index == 1)
+            return (0.0 if fails else 1.0, 0.6 if fails else 0.95,
+                    base_sim._record(number, not fails, "bad" if fails else "ok", what))  # fmt: skip
+        passes = scenario != "d" and rng.random() < odds[index - first_noisy]
+        return _run(rng, number, passes, what)
+
+    def confirm(wanted: list, round_number: int):
+        nonlocal extra, paired, merge_base
+        for key, what in wanted:
+            index = int(key.eval_id.removeprefix("case"))
+            pr_runs[index].append(one_run(index, 1 + round_number, pr_probs, what, True))
+            on_main = one_run(index, 1 + round_number, probs, f"{PAIRED_RUN} sim: {what}", False)
+            main_side.setdefault(index, []).append(on_main)
+        extra += len(wanted)
+        paired += len(wanted)
+        cases = [
+            base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
+            for i, rs in sorted(main_side.items())
+        ]
+        grown = base_sim.results_of(cases, 1)
+        replace_in(known, merge_base, grown)
+        merge_base = grown
+        current = _results(pr_runs, CONFIRM_RUNS)
+        return compare(current, baseline, history=[merge_base]), current
+
+    current = _results(pr_runs, CONFIRM_RUNS)
+    diff, _ = rounds(
+        compare(current, baseline),
+        current,
+        known=known,
+        runs=CONFIRM_RUNS,
+        limit=CONFIRM_LIMIT,
+        confirm=confirm,
+    )
+    return not diff.verdict.passed, extra, paired
+
+
+def _paired_cell(args: tuple[Shape, str, int, int]) -> tuple[int, int, int]:
+    shape, scenario, start, count = args
+    failed = extra = paired = 0
+    for seed in range(start, start + count):
+        f, e, p = paired_trial(shape, scenario, seed)
+        failed, extra, paired = failed + f, extra + e, paired + p
+    return failed, extra, paired
+
+
+def measure_paired(trials: int) -> list[dict]:
+    """(a) and (c) with paired runs and no history, as `measure` rows."""
+    rows = []
+    with ProcessPoolExecutor() as pool:
+        for shape in SHAPES:
+            for scenario in PAIRED_SCENARIOS:
+                if scenario == "c" and shape.noisy < 60:
+                    continue
+                step = max(1, trials // 8)
+                seed = 10_000 * SCENARIOS.index(scenario)  # the same PRs as the unpaired rows
+                jobs = [(shape, scenario, seed + s, min(step, trials - s)) for s in range(0, trials, step)]  # fmt: skip
+                failed = extra = paired = 0
+                for f, e, p in pool.map(_paired_cell, jobs):
+                    failed, extra, paired = failed + f, extra + e, paired + p
+                low, high = base_sim.wilson(failed, trials)
+                rows.append(
+                    {
+                        "shape": shape.name,
+                        "scenario": scenario,
+                        "history": "paired",
+                        "failed": failed / trials,
+                        "low": low,
+                        "high": high,
+                        "met": high <= 0.01 if scenario == "a" else low >= 0.90,
+                        "extra": extra / trials / shape.cases,
+                        "paired": paired / trials / shape.cases,
+                    }
+                )
+    return rows
+
+
+def paired_table(rows: list[dict]) -> str:
+    """The paired rows, each with the main-side runs it cost besides the PR's re-runs."""
+    lines = table(rows).splitlines()
+    return "\n".join(
+        [lines[0] + " + paired runs on main"]
+        + [f"{line} + {r['paired']:.1%}" for line, r in zip(lines[1:], rows, strict=True)]
+    )

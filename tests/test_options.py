@@ -33,6 +33,7 @@ def test_empty_inputs_give_the_declared_defaults() -> None:
     assert settings.strip_thoughts == DEFAULTS.run.strip_thoughts
     assert settings.budgets == DEFAULTS.run.budgets
     assert settings.initial_session == DEFAULTS.run.initial_session
+    assert settings.paired == DEFAULTS.run.paired
 
 
 def test_the_cli_flags_default_to_the_same_options() -> None:
@@ -47,6 +48,8 @@ def test_the_cli_flags_default_to_the_same_options() -> None:
         assert args.strip_thoughts == DEFAULTS.run.strip_thoughts
         assert tuple(args.budget) == DEFAULTS.run.budgets
         assert args.initial_session == DEFAULTS.run.initial_session
+    run = parser.parse_args(["run", "e.json", "--command", "x"])
+    assert (run.paired is not None) == DEFAULTS.run.paired  # --paired REF turns it on
     args = parser.parse_args(["compare", "--baseline", "b", "--current", "c"])
     assert args.fail_on == ",".join(DEFAULTS.gate.fail_on)
 

@@ -34,9 +34,11 @@ from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import rounds
+from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED, replace_in
 from ..results import Results
 from ..runners.environment import scrubbed_environment
 from . import outputs
+from .merge_base import MergeBaseRuns
 from .sandbox import PrUser
 from .settings import Settings
 
@@ -238,6 +240,8 @@ class RunOutcome:
     code: int  # the score stage's exit code
     results_path: Path
     warnings: list[str] = field(default_factory=list)  # for the Results: what was cut short
+    paired_note: str | None = None  # why paired runs on the merge-base were skipped or stopped
+    merge_base: Path | None = None  # their Results (merge-base.json), when any ran
 
 
 def agent_arguments(settings: Settings) -> list[str]:
@@ -313,13 +317,18 @@ def run_evals(
     gate: bool = True,
     agent_env: dict[str, str] | None = None,
     known: Sequence[Results] = (),
+    paired_base: str | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
     copy of those traces. When it gates on a baseline, confirmation rounds follow
     (pipeline/confirm.py): the regressed cases alone run again, as the PR user, and the score
-    stage scores every traces file again. The Results land in out_dir."""
+    stage scores every traces file again. With `settings.paired`, each round runs the same
+    cases on the code of the merge-base of HEAD and `paired_base` too (action/merge_base.py),
+    which the score stage scores into merge-base.json, main's newest history. The Results
+    land in out_dir."""
     results = out_dir / "results.json"
+    (out_dir / FILE_NAME).unlink(missing_ok=True)  # only this run's paired runs
     with tempfile.TemporaryDirectory(prefix="agent-eval-score-") as private:
         traces, copied = user.scratch / "traces.jsonl", Path(private) / "traces.jsonl"
         agent, score = run_arguments(settings, results, baseline, history, gate=gate)
@@ -351,11 +360,29 @@ def run_evals(
         def scored(*, after_cancel: bool = False) -> int:
             traces_args = [arg for file in files for arg in ("--traces", str(file))]
             traces_args += [arg for file in records for arg in ("--simulations", str(file))]
+            traces_args += paired.score_arguments() if paired is not None else []
             argv = _module([*score, *cache, *traces_args])
             return children.call(argv, score_environment(settings), after_cancel=after_cancel)
 
+        paired: MergeBaseRuns | None = None  # made once confirmation rounds may run
         # after a cancellation too: the score stage turns what finished into partial Results
         code = scored(after_cancel=True)
+        known_now = list(known)  # main's record, which the rounds re-read each round
+        merge_base: Results | None = None  # the merge-base's runs so far, in known_now
+
+        def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
+            """The round's cases once more, on the merge-base's code, as the PR user."""
+            assert paired is not None
+            made = paired.stage_arguments(shared, wanted, run, user.scratch)
+            if made is None:
+                return
+            argv, produced = made
+            stage_code = agent_stage(argv, f"merge-base-{run}")
+            copy = Path(private) / produced.name
+            if stage_code != EXIT_PASS or not _copy_untrusted(produced, copy):
+                paired.stopped(stage_code)
+                return
+            paired.traces.append(copy)
 
         def confirm(
             wanted: list[tuple[CaseKey, str]], round_number: int
@@ -372,24 +399,61 @@ def run_evals(
             files.append(Path(private) / produced.name)
             if not _copy_untrusted(produced, files[-1]):
                 return None
+            if paired is not None and paired.on:
+                paired_round(wanted, run)
+                if children.cancelled:
+                    return None
             code = scored()
             if code not in (EXIT_PASS, EXIT_GATE_FAILED):
                 return None
+            if paired is not None and paired.traces:
+                nonlocal merge_base
+                merge_base = _grown_merge_base(out_dir, known_now, merge_base)
             return _diff(out_dir), load_results(str(results))
 
         warnings: list[str] = []
         confirming = gate and baseline is not None  # a shard its own cases, no suite round
+        paired_note: str | None = None
         if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
-            _, warnings = rounds(
-                _diff(out_dir),
-                load_results(str(results)),
-                known=known,
-                runs=settings.confirm_runs,
-                limit=settings.confirm_limit,
-                confirm=confirm,
-                suite=settings.shard is None,
-            )
-    return RunOutcome(code=code, results_path=results, warnings=warnings)
+            if settings.paired and settings.shard is None:
+                paired = MergeBaseRuns(settings, paired_base or "", Path.cwd())
+            elif settings.paired:
+                paired_note = SKIPPED.format(why=IN_A_SHARD)
+            try:
+                _, warnings = rounds(
+                    _diff(out_dir),
+                    load_results(str(results)),
+                    known=known_now,
+                    runs=settings.confirm_runs,
+                    limit=settings.confirm_limit,
+                    confirm=confirm,
+                    suite=settings.shard is None,
+                )
+            finally:
+                if paired is not None:
+                    paired_note = paired.note
+                    paired.close()
+        elif settings.paired and gate:
+            paired_note = SKIPPED.format(why=NO_ROUNDS)
+    return RunOutcome(
+        code=code,
+        results_path=results,
+        warnings=warnings,
+        paired_note=paired_note,
+        merge_base=None if merge_base is None else out_dir / FILE_NAME,
+    )
+
+
+def _grown_merge_base(out_dir: Path, known: list[Results], earlier: Results | None) -> Results:
+    """main's record with the merge-base's Results the score stage just wrote in place of
+    the `earlier` ones (the rounds re-read it); the grown Results."""
+    from ..pipeline.bounds import check_scores
+
+    path = out_dir / FILE_NAME
+    grown = load_results(str(path))
+    check_scores(grown, str(path))
+    replace_in(known, earlier, grown)
+    return grown
 
 
 @dataclass

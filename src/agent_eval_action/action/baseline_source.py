@@ -48,6 +48,9 @@ class ChosenBaseline:
     reason: str | None = None  # why there is none
     history: list[Path] = field(default_factory=list)  # older baselines, for `run --history`
     older: list[Results] = field(default_factory=list)  # the same, loaded
+    # this run's paired runs on the merge-base's code (merge-base.json): main's newest
+    # history in the comparison, never a baseline of later runs
+    merge_base: Results | None = None
 
 
 def _none(reason: str) -> ChosenBaseline:

@@ -31,6 +31,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "concurrency": str(DEFAULTS.run.concurrency),
     "confirm-runs": str(DEFAULTS.run.confirm_runs),
     "confirm-limit": str(DEFAULTS.run.confirm_limit),
+    "paired": str(DEFAULTS.run.paired).lower(),
     "history": str(HISTORY),
     "mode": "auto",
     "baseline": "artifact",
@@ -143,6 +144,11 @@ def clean_confirm_runs(text: str) -> int:
 
 def clean_confirm_limit(text: str) -> int:
     return _whole("confirm-limit", text, DEFAULTS.run.confirm_limit, least=0)
+
+
+def clean_paired(text: str) -> bool:
+    """Paired runs on the merge-base's code (pipeline/paired.py)."""
+    return _boolean("paired", text, DEFAULTS.run.paired)
 
 
 def clean_history(text: str) -> int:
@@ -326,6 +332,7 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "concurrency": clean_concurrency,
     "confirm-runs": clean_confirm_runs,
     "confirm-limit": clean_confirm_limit,
+    "paired": clean_paired,
     "history": clean_history,
     "trajectory-policy": clean_trajectory_policy,
     "mode": clean_mode,
@@ -364,6 +371,7 @@ class Settings:
     concurrency: int
     confirm_runs: int
     confirm_limit: int
+    paired: bool
     history: int
     trajectory_policy: TrajectoryPolicy | None
     mode: Literal["auto", "run", "compare", "comment", "merge"]

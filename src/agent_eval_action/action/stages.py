@@ -16,12 +16,14 @@ from ..errors import (
 )
 from ..github.client import GitHubError
 from ..github.pulls import PullRequest
+from ..pipeline.paired import summary as paired_summary
 from ..results import Results
 from . import outputs, sandbox
 from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
 from .baseline_source import ChosenBaseline
 from .context import Context
 from .event import Event, MergeGroupEvent, PullRequestEvent
+from .merge_base import base_of
 from .publish import (
     Target,
     output_values,
@@ -54,6 +56,7 @@ def run_suite(
                 gate=gate,
                 agent_env=agent_env,
                 known=[*baseline.older, baseline.results] if baseline and baseline.results else [],
+                paired_base=base_of(ctx.event, ctx.default_branch),
             )
         finally:
             outputs.endgroup()
@@ -64,9 +67,16 @@ def run_suite(
     if not outcome.results_path.exists():
         raise InfrastructureError(f"the eval run wrote no results (exit {outcome.code})")
     results = load_results(str(outcome.results_path))
-    if outcome.warnings:
-        results.warnings.extend(outcome.warnings)
+    if outcome.paired_note is not None:
+        outputs.command("warning", outcome.paired_note)
+        ctx.notes.append(f"⚠️ {outcome.paired_note[0].upper()}{outcome.paired_note[1:]}.")
+    notes = [outcome.paired_note] if outcome.paired_note else []
+    if outcome.warnings or notes:
+        results.warnings.extend([*outcome.warnings, *notes])
         results.write(outcome.results_path)
+    if outcome.merge_base is not None and baseline is not None:
+        baseline.merge_base = load_results(str(outcome.merge_base))
+        ctx.notes.append(f"🔀 {paired_summary(baseline.merge_base)}.")
     if results.partial or ctx.children.cancelled:
         raise Cancelled("the run was cancelled")
     return outcome.code, results
@@ -110,9 +120,10 @@ def compare_and_publish(
     accepted, accepted_note = settings.accept_label in labels, None
     if isinstance(ctx.event, MergeGroupEvent) and target.number is None:
         accepted, accepted_note = _merge_group_accepted(ctx, ctx.event)
+    paired = [baseline.merge_base] if baseline.merge_base is not None else []
     diff = gate(
         results,
-        Baseline(baseline.results, baseline.reason, tuple(baseline.older)),
+        Baseline(baseline.results, baseline.reason, (*baseline.older, *paired)),
         settings.gate,  # checked when the inputs were read
         accepted=accepted,
     )

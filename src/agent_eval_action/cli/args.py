@@ -250,6 +250,44 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
     )
 
 
+def add_paired(parser: argparse.ArgumentParser) -> None:
+    """`run --paired REF` (pipeline/paired.py)."""
+    parser.add_argument(
+        "--paired",
+        metavar="REF",
+        default=None,
+        help="with --baseline and --agent or --command: run each confirmation round's cases "
+        "once more on REF's code (e.g. $(git merge-base HEAD main)), in a git worktree, as "
+        "main's record of them; written to merge-base.json beside --out "
+        f"(default: {'on' if DEFAULTS.run.paired else 'off'})",
+    )
+
+
+def add_merge_base_traces(parser: argparse.ArgumentParser) -> None:
+    """`score`: the merge-base's traces the action's paired agent stages wrote."""
+    parser.add_argument(
+        "--merge-base-traces",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="the traces of paired runs on the merge-base's code (one file per round): scored "
+        "into merge-base.json beside --out and compared as main's newest history",
+    )
+    parser.add_argument(
+        "--merge-base", metavar="SHA", help="the commit --merge-base-traces ran (its source)"
+    )
+
+
+def add_agent_cwd(parser: argparse.ArgumentParser) -> None:
+    """`run-cases`: where a --command agent starts (a paired run: in the merge-base's
+    worktree, while the eval paths stay the PR's)."""
+    parser.add_argument(
+        "--agent-cwd",
+        metavar="DIR",
+        help="start the --command agent in DIR (default: the current folder)",
+    )
+
+
 def add_gate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on",
@@ -297,6 +335,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         config=args.config,
         confirm_runs=args.confirm_runs,
         confirm_limit=args.confirm_limit,
+        paired=getattr(args, "paired", None) is not None
+        or bool(getattr(args, "merge_base_traces", None)),
         initial_session=args.initial_session,
         strip_thoughts=args.strip_thoughts,
         budgets=tuple(dict(args.budget).items()),  # a metric named twice: the last one

@@ -16,10 +16,11 @@ if TYPE_CHECKING:
     from ..compare.model import Diff
     from ..core import CaseKey
     from ..metrics.judge import JudgeResults
+    from ..pipeline.gate import Baseline as BaselineRecord
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
     from ..pipeline.score import Scored
-    from ..results import Results
+    from ..results import Results, Source
     from ..runners import Runner
     from ..traces import CaseRuns
 
@@ -31,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_agent(parser)
     common.add_run_options(parser)
     common.add_gate_options(parser)
+    common.add_paired(parser)
     add_output(parser)
 
 
@@ -115,9 +117,21 @@ def finish(
         )
 
     scored = scored_runs(case_runs)
+    baseline, notes = _with_merge_base(args, job, source)
+    paired = getattr(args, "paired", None) is not None
+    if paired and (args.baseline is None or job.shard is not None):
+        from ..pipeline.paired import IN_A_SHARD, NO_ROUNDS, SKIPPED
+
+        notes = [SKIPPED.format(why=IN_A_SHARD if job.shard is not None else NO_ROUNDS)]
+        print(f"note: {notes[0]}", file=sys.stderr)
     if runner is not None and args.baseline is not None:
-        scored = _confirmed(job, case_runs, scored, gate, runner, scored_runs)
+        scored, baseline, more = _confirmed(
+            args, job, case_runs, scored, gate, runner, scored_runs, source,
+            pair=paired and job.shard is None,
+        )  # fmt: skip
+        notes += more
     results = scored.results
+    results.warnings.extend(notes)
     results.write(Path(args.out))
     if job.shard is not None and args.baseline is not None:
         _shard_diff(args, job, results, gate)
@@ -142,7 +156,7 @@ def finish(
         return gating.judged_code(results, scored.judged, EXIT_PASS)  # the merge gates
     code = gating.threshold_code(results)
     if args.baseline is not None:
-        diff = gating.gate(results, job.baseline, gate)
+        diff = gating.gate(results, baseline, gate)
         diff_path = Path(args.out).with_name("diff.json")
         diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
         print(f"comparison: {diff_path}", file=sys.stderr)
@@ -157,7 +171,7 @@ def finish(
         code = gating.verdict_code(diff)
         if advice := gating.noise_advice(diff, job.options):
             print(f"note: {advice}", file=sys.stderr)
-        write_html(diff, results, job.baseline, args)
+        write_html(diff, results, baseline, args)
     elif args.format in ("markdown", "summary") or args.html:
         from ..compare import compare
 
@@ -168,6 +182,18 @@ def finish(
             print(report(alone, results, args))
         write_html(alone, results, job.baseline, args)
     return gating.judged_code(results, scored.judged, code)
+
+
+def _with_merge_base(
+    args: argparse.Namespace, job: Job, source: Source
+) -> tuple[BaselineRecord, list[str]]:
+    """The baseline, and `score --merge-base-traces`' merge-base Results as its newest
+    history entry (cli/paired.py); (baseline, notes for the Results)."""
+    from ..pipeline.paired import with_merge_base
+    from .paired import scored_side
+
+    side = scored_side(args, job, source)
+    return with_merge_base(job.baseline, side.results if side else None), []
 
 
 def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: GateOptions) -> None:
@@ -193,22 +219,35 @@ def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: Gate
 
 
 def _confirmed(
+    args: argparse.Namespace,
     job: Job,
     case_runs: CaseRuns,
     scored: Scored,
     gate: GateOptions,
     runner: Runner,
     scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
-) -> Scored:
-    """Confirmation rounds (pipeline/confirm.py) with this process's runner."""
+    source: Source,
+    *,
+    pair: bool,
+) -> tuple[Scored, BaselineRecord, list[str]]:
+    """Confirmation rounds (pipeline/confirm.py) with this process's runner, and with
+    `--paired REF` the same cases on REF's code each round (cli/paired.py); (the scores,
+    the baseline with the merge-base's Results as history, notes for the Results)."""
     from ..pipeline import gate as gating
+    from ..pipeline import paired as pairing
     from ..pipeline.confirm import confirmation_plan, rounds
+    from ..pipeline.paired import replace_in, with_merge_base
     from ..pipeline.run_cases import run_cases
     from ..traces import CaseRuns
+    from .paired import PairedStage
 
     if job.options.confirm_runs < 1 or scored.results.partial:
-        return scored
+        off = pair and job.options.confirm_runs < 1
+        return scored, job.baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
     runs_so_far, latest = case_runs, scored
+    known = list(job.baseline.known)  # main's record: the rounds re-read it each round
+    baseline = job.baseline
+    stage = PairedStage(args, job, source) if pair else None
 
     def confirm(
         wanted: list[tuple[CaseKey, str]], round_number: int
@@ -227,16 +266,29 @@ def _confirmed(
         latest = scored_runs(runs_so_far, latest.judged)
         if new.cancelled:
             return None
-        return gating.gate(latest.results, job.baseline, gate), latest.results
+        if stage is not None:
+            nonlocal baseline
+            before = stage.side.results if stage.side else None
+            grown = stage.round(wanted, job.plan.num_runs + round_number)
+            if grown is not None:
+                replace_in(known, before, grown)
+                baseline = with_merge_base(job.baseline, grown)
+        return gating.gate(latest.results, baseline, gate), latest.results
 
-    _, warnings = rounds(
-        gating.gate(scored.results, job.baseline, gate),
-        scored.results,
-        known=job.baseline.known,
-        runs=job.options.confirm_runs,
-        limit=job.options.confirm_limit,
-        confirm=confirm,
-        suite=job.shard is None,  # a shard leaves the suite-level test to the merged run
-    )
+    try:
+        _, warnings = rounds(
+            gating.gate(scored.results, job.baseline, gate),
+            scored.results,
+            known=known,
+            runs=job.options.confirm_runs,
+            limit=job.options.confirm_limit,
+            confirm=confirm,
+            suite=job.shard is None,  # a shard leaves the suite-level test to the merged run
+        )
+    finally:
+        if stage is not None:
+            stage.close()
     latest.results.warnings.extend(warnings)
-    return latest
+    if stage is not None and stage.side is not None and stage.side.results is not None:
+        print(f"note: {pairing.summary(stage.side.results)}", file=sys.stderr)
+    return latest, baseline, [stage.note] if stage is not None and stage.note else []

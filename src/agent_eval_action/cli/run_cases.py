@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_eval_paths(parser)
     common.add_agent(parser)
     common.add_run_options(parser, judge=False)
+    common.add_agent_cwd(parser)
     parser.add_argument(
         "--traces", required=True, metavar="FILE", help="where to write the traces (JSON lines)"
     )

@@ -29,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     common.add_run_options(parser)
     common.add_gate_options(parser)
+    common.add_merge_base_traces(parser)
     add_output(parser)
 
 

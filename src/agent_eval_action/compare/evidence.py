@@ -23,6 +23,10 @@ from ..results import CaseResult, MetricResult, Results
 # compared); the suite-level test holds its own 0.75%, so together they stay within 1%.
 BLAME_ALPHA = 0.0025
 _GRID = np.linspace(0.0, 1.0, 2001)
+# How a paired run on the merge-base's code says what it was paired with (pipeline/paired.py):
+# one of main's runs like any other (picked for the PR's regression, not for its own
+# outcome), so main's record keeps it, where it leaves out re-runs that confirmed something
+PAIRED_RUN = "paired run on the merge-base"
 
 
 @dataclass
@@ -58,7 +62,7 @@ class MainRuns:
 
 def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
     """Every case's finished runs on main (re-runs that confirmed something left out: they
-    were picked for having regressed)."""
+    were picked for having regressed; paired runs on the merge-base kept)."""
     record: dict[CaseKey, MainRuns] = {}
     for results in known:
         for case in results.cases:
@@ -67,9 +71,13 @@ def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
 
 
 def add_runs(main: MainRuns, case: CaseResult) -> None:
-    kept = [i for i, run in enumerate(case.runs) if run.error is None and run.confirms is None]
+    kept = [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
     main.behaviours.extend(case.runs[i].behaviour() for i in kept)
     main.passed.extend(passes(case, kept))
+
+
+def _on_main(confirms: str | None) -> bool:
+    return confirms is None or confirms.startswith(PAIRED_RUN)
 
 
 def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:

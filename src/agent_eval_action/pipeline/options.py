@@ -28,6 +28,10 @@ class RunOptions:
     # deterministic is re-run up to this many times, one at a time, before it is blamed.
     confirm_runs: int = 3
     confirm_limit: int = 300  # extra case-runs at most, per run of the suite
+    # Paired runs (pipeline/paired.py): each confirmation round's cases run once more on the
+    # merge-base's code, main's record of them; off unless asked for (`run --paired REF`,
+    # the action's `paired: true`)
+    paired: bool = False
     # ADK's `initial_session_file`: the session of every legacy .test.json row file
     initial_session: str | None = None
     # response_match_score without the model's thought parts (ADK keeps them in the text)

@@ -48,6 +48,7 @@ def _command_runner(args: argparse.Namespace) -> Runner:
             concurrency=args.concurrency,
             timeout=args.timeout,
             on_trace=on_trace,
+            cwd=getattr(args, "agent_cwd", None),
             next_user=next_user,
         )
 

@@ -1,0 +1,106 @@
+"""The action's paired runs on the merge-base's code (input `paired`, pipeline/paired.py).
+
+The commit is the merge-base of the checkout's HEAD and the PR's base (the event's base
+sha; else `origin/<default branch>`): on the merge commit a `pull_request` checks out,
+that is the base itself, on the PR's head the commit it branched from. The action (root)
+makes its worktree in a folder of its own, which the PR's user may read but never write
+(so nothing of the PR's can wait there for git to follow, and main's code stays as it
+was); each round's agent stage there runs as the PR's user with the same scrubbed
+environment as the PR's own (never the token, never the judge's key). The score stage
+scores its traces into merge-base.json beside results.json.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..core import CaseKey
+from ..pipeline import paired as pairing
+from .event import Event, MergeGroupEvent, PullRequestEvent
+from .settings import Settings
+
+
+def base_of(event: Event, default_branch: str) -> str:
+    """What the PR's code is paired with: the event's base commit, else the default
+    branch as the checkout fetched it."""
+    if isinstance(event, PullRequestEvent | MergeGroupEvent):
+        return event.base_sha
+    return f"origin/{default_branch}"
+
+
+class MergeBaseRuns:
+    """The merge-base's worktree and the traces its rounds wrote (copied for the score
+    stage); `note` says why paired runs were skipped or stopped."""
+
+    def __init__(self, settings: Settings, base: str, workspace: Path) -> None:
+        self.settings, self.workspace = settings, workspace
+        self.note: str | None = None
+        self.traces: list[Path] = []
+        self.scratch: Path | None = None
+        self.worktree: pairing.Worktree | None = None
+        found = pairing.find(base, workspace, settings.agent_input, fork_point=True)
+        if isinstance(found, str):
+            self.note = found
+            return
+        self.scratch = Path(tempfile.mkdtemp(prefix="agent-eval-merge-base-"))
+        self.scratch.chmod(0o755)  # the PR's user reads main's code there, and writes nothing
+        self.worktree = pairing.Worktree(found, self.scratch)
+        print(f"paired runs on the merge-base {found.sha[:12]}")
+
+    @property
+    def on(self) -> bool:
+        return self.note is None and self.worktree is not None
+
+    def stage_arguments(
+        self,
+        shared: Sequence[str],
+        wanted: Sequence[tuple[CaseKey, str]],
+        run: int,
+        scratch: Path,
+    ) -> tuple[list[str], Path] | None:
+        """The `run-cases` command line of a round on the merge-base's code and the traces
+        file it writes (in the PR user's `scratch`, as the PR's own rounds do); None when
+        paired runs stop here (`note` says why)."""
+        if not self.on:
+            return None
+        assert self.worktree is not None
+        tree = self.worktree.open()
+        if isinstance(tree, str):
+            self.note = tree
+            return None
+        value = self.settings.agent if self.settings.agent_input == "agent" else None
+        value = value or self.settings.command
+        there = pairing.agent_there(
+            str(self.settings.agent_input), str(value), self.workspace, self.worktree.commit, tree
+        )
+        if isinstance(there, str):
+            self.note = there
+            return None
+        flags, start = there
+        plan = scratch / f"merge-base-{run}.json"
+        cases = [[*key, what] for key, what in pairing.paired(wanted, self.worktree.commit.sha)]
+        plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
+        plan.chmod(0o644)
+        produced = scratch / f"merge-base-traces-{run}.jsonl"
+        argv = ["run-cases", *shared, *flags, "--agent-cwd", str(start)]
+        return [*argv, "--traces", str(produced), "--confirm", str(plan)], produced
+
+    def stopped(self, code: int) -> None:
+        self.note = pairing.STOPPED.format(code=code)
+
+    def score_arguments(self) -> list[str]:
+        """What the score stage is told of the merge-base's runs so far."""
+        if not self.traces or self.worktree is None:
+            return []
+        argv = ["--merge-base", self.worktree.commit.sha]
+        return argv + [arg for file in self.traces for arg in ("--merge-base-traces", str(file))]
+
+    def close(self) -> None:
+        if self.worktree is not None:
+            self.worktree.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)

@@ -1,0 +1,209 @@
+"""The action's `paired: true` (action/merge_base.py) against the fake GitHub, in a real git
+checkout with its full history (as `fetch-depth: 0` leaves it): each confirmation round's
+cases run once more on the merge-base's code, merge-base.json lands in output-dir, and
+`compare --history merge-base.json` reproduces the verdict from the files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.action_harness import Runner, clean_env, pr_payload, zipped
+from helpers.paths import WORKERS, python_command
+from test_paired import RIGHT, SKIPS_THE_TOOL, _case, commit, git
+
+from agent_eval_action.cli import main
+from agent_eval_action.compare.evidence import PAIRED_RUN
+
+pytestmark = pytest.mark.e2e
+
+AGENT = python_command(WORKERS / "table_agent.py", "table.json")
+
+
+def _checkout(
+    tmp_path: Path, main_table: dict, pr_table: dict, files: dict[str, str] | None = None
+) -> tuple[Path, str, str]:
+    """A checkout of the PR with main's commit in its history (`files` in both); (repo,
+    main's sha, PR's sha)."""
+    repo = tmp_path / "repo"
+    (repo / "evals").mkdir(parents=True)
+    for name, text in (files or {}).items():
+        (repo / name).write_text(text)
+    suite = {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
+    (repo / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
+    git(repo, "init", "-q")
+    base = commit(repo, main_table, "main")
+    head = commit(repo, pr_table, "the PR", extra="the PR's change")
+    return repo, base, head
+
+
+def _baseline(repo: Path, base: str, out: Path) -> bytes:
+    """main's push run: its Results at `base`, run from a checkout of it."""
+    git(repo, "checkout", "-q", base)
+    argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", AGENT]
+    done = subprocess.run(
+        [*argv, "--out", str(out)], cwd=repo, env=clean_env(), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    git(repo, "checkout", "-q", "-")
+    return out.read_bytes()
+
+
+def _run_action(runner: Runner, repo: Path, base: str, head: str, baseline: bytes, **inputs: str):
+    fake = runner.fake
+    fake.add_commit(base, [])
+    fake.add_commit(head, [base])
+    run = fake.add_workflow_run(head_sha=base, path=".github/workflows/agent-eval.yml")
+    fake.add_artifact(
+        "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
+    )
+    fake.add_pull(7, head, base)
+    env = runner.env(
+        "pull_request",
+        pr_payload(7, head, base),
+        evals="evals",
+        command=AGENT,
+        history="0",
+        **inputs,
+    )
+    argv = [sys.executable, "-m", "agent_eval_action", "action"]
+    return subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_paired_runs_on_the_merge_base_clear_a_lucky_baseline(runner: Runner, tmp_path: Path):
+    """main's code skips the tool in every run but the baseline's; the PR changes nothing
+    that matters. Its failing run is re-run on both codes: main's fails alike, so the case
+    is noise, and the files say so again."""
+    main_table = {"a": RIGHT, "b": SKIPS_THE_TOOL, "b/0/1": RIGHT}
+    repo, base, head = _checkout(tmp_path, main_table, {"a": RIGHT, "b": SKIPS_THE_TOOL})
+    baseline = _baseline(repo, base, tmp_path / "base.json")
+    done = _run_action(runner, repo, base, head, baseline, paired="true")
+    assert done.returncode == 0, done.stdout + done.stderr
+    paired = json.loads((runner.out_dir / "merge-base.json").read_text())
+    assert paired["source"]["sha"] == base and [c["eval_id"] for c in paired["cases"]] == ["b"]
+    runs = paired["cases"][0]["runs"]
+    assert runs and all(r["confirms"].startswith(f"{PAIRED_RUN} {base[:12]}") for r in runs)
+    assert "paired runs on the merge-base" in done.stdout
+    body = runner.fake.comments_on(7)[0]["body"]
+    said = f"1 re-run case(s) ran {len(runs)} time(s) on the merge-base"  # the sha unlinked
+    assert "**Paired runs:**" in body and said in body and "(merge-base.json)" in body
+    assert git(repo, "worktree", "list").count("\n") == 0  # the worktree is gone
+    diff = json.loads((runner.out_dir / "diff.json").read_text())
+    b = next(c for c in diff["cases"] if c["eval_id"] == "b")
+    assert b["flaky"] and b["change"] not in ("regressed", "new_failure")
+    # the files reproduce the verdict with main's paired runs, and not without them
+    baseline_file = runner.out_dir / "baseline" / "results.json"
+    again = ["compare", "--current", str(runner.out_dir / "results.json")]
+    again += ["--baseline", str(baseline_file)]
+    assert main([*again, "--history", str(runner.out_dir / "merge-base.json")]) == 0
+    assert main(again) == 1
+
+
+def test_paired_runs_keep_a_real_regression_and_record_main_passing(runner: Runner, tmp_path: Path):
+    repo, base, head = _checkout(
+        tmp_path, {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    )
+    baseline = _baseline(repo, base, tmp_path / "base.json")
+    done = _run_action(runner, repo, base, head, baseline, paired="true")
+    assert done.returncode == 1, done.stdout + done.stderr
+    paired = json.loads((runner.out_dir / "merge-base.json").read_text())
+    assert [r["run"] for r in paired["cases"][0]["runs"]] == [2, 3, 4]
+    assert paired["cases"][0]["status"] == "passed"
+    body = runner.fake.comments_on(7)[0]["body"]
+    assert "confirmed" in body
+
+
+def test_a_shallow_checkout_skips_paired_runs_with_a_note_in_the_report(
+    runner: Runner, tmp_path: Path
+):
+    repo, base, head = _checkout(
+        tmp_path, {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    )
+    baseline = _baseline(repo, base, tmp_path / "base.json")
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+    done = _run_action(runner, shallow, base, head, baseline, paired="true")
+    assert done.returncode == 1, done.stdout + done.stderr  # gated as without paired runs
+    assert "::warning::paired runs on the merge-base skipped" in done.stdout
+    body = runner.fake.comments_on(7)[0]["body"]
+    assert "shallow (set fetch-depth: 0" in body
+    assert not (runner.out_dir / "merge-base.json").exists()
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert any("shallow" in w for w in results["warnings"])
+
+
+IMAGE_PYTHON = Path(__file__).resolve().parent.parent / ".ci" / "image-venv" / "bin" / "python"
+RUNNER_UID = 1001  # GitHub's runner user: owns the workspace
+
+
+def test_isolated_the_prs_user_runs_main_code_in_the_worktree(runner: Runner):
+    """As root, in GitHub's layout (the checkout owned by the runner's user): the action
+    makes the worktree, and main's agent runs there as the PR's user, who can read it."""
+    import os
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the action switches the PR's code to a user of its own")
+    if not IMAGE_PYTHON.exists():
+        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    top = Path(tempfile.mkdtemp(prefix="agent-eval-paired-layout-"))
+    top.chmod(0o755)
+    try:
+        agent = (WORKERS / "table_agent.py").read_text()
+        repo, base, head = _checkout(
+            top,
+            {"a": RIGHT, "b": RIGHT},
+            {"a": RIGHT, "b": SKIPS_THE_TOOL},
+            {"table_agent.py": agent},
+        )
+        command = f"{IMAGE_PYTHON} table_agent.py table.json"
+        argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
+        git(repo, "checkout", "-q", base)
+        made = subprocess.run(
+            [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
+            capture_output=True,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        git(repo, "checkout", "-q", head)
+        for folder, _, files in os.walk(repo):
+            os.chown(folder, RUNNER_UID, RUNNER_UID)
+            for file in files:
+                os.chown(Path(folder) / file, RUNNER_UID, RUNNER_UID)
+        fake = runner.fake
+        fake.add_commit(base, [])
+        fake.add_commit(head, [base])
+        run = fake.add_workflow_run(head_sha=base, path=".github/workflows/agent-eval.yml")
+        baseline = (top / "base.json").read_bytes()
+        fake.add_artifact(
+            "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
+        )
+        fake.add_pull(7, head, base)
+        env = runner.env(
+            "pull_request", pr_payload(7, head, base), evals="evals", command=command,
+            history="0", paired="true", **{"output-dir": str(top / "out")},
+        )  # fmt: skip
+        env.update(
+            GITHUB_WORKSPACE=str(repo),
+            PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"),
+            PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
+        )
+        done = subprocess.run(
+            [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "no isolation" not in done.stdout
+        paired = json.loads((top / "out" / "merge-base.json").read_text())
+        assert paired["source"]["sha"] == base
+        assert [r["run"] for r in paired["cases"][0]["runs"]] == [2, 3, 4]
+        assert paired["cases"][0]["status"] == "passed"  # main's code ran, and read its table
+        assert git(repo, "worktree", "list").count("\n") == 0
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
