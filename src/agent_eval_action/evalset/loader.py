@@ -298,8 +298,14 @@ def _at(data: Any, path: jsonpos.Path) -> Any:
     return data
 
 
+_CAMEL = {
+    key: to_camel(key) for key in ("eval_cases", "conversation", "intermediate_data", "tool_uses")
+}
+
+
 def _get(obj: dict[str, Any], snake: str) -> Any:
-    return obj.get(snake, obj.get(to_camel(snake)))
+    """The value under a snake_case key or its camelCase twin (as pydantic reads them)."""
+    return obj[snake] if snake in obj else obj.get(_CAMEL[snake])
 
 
 def _dotted(path: jsonpos.Path) -> str:
