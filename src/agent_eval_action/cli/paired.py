@@ -110,7 +110,10 @@ class PairedStage:
     def round(self, wanted: Sequence[tuple[CaseKey, str]], run: int) -> Results | None:
         """Run `run` of the wanted cases on the merge-base's code and rescore its side; the
         grown Results, or None when paired runs stopped (the note says why)."""
-        if not self.on:
+        # scenario cases need the user simulator, which only this process has: main's side
+        # of them would be "not run", no record of main at all
+        wanted = [(k, w) for k, w in wanted if self.job.plan.cases[k][1].conversation_scenario is None]  # fmt: skip
+        if not self.on or not wanted:
             return None
         assert self.worktree is not None and self.scratch is not None and self.side is not None
         tree = self.worktree.open()
