@@ -15,8 +15,9 @@ Rows (see bench/README.md):
   CLI on the two Results as files, and the markdown reports' render time (bench_compare.py);
 - records (issue 16): the whole `compare --format markdown` process on two Results files
   against a bare `json.load` process of the same files, best of 5, for 1 run x 1 turn and
-  3 runs x 1-3 turns, then 100,000 cases, and loading a 300,000-case eval file
-  (bench_compare.py --versus-json, --eval-file);
+  3 runs x 1-3 turns, then 100,000 cases, the comment job (mode comment against the fake
+  GitHub) on a 100,000-case PR run, and loading a 300,000-case eval file
+  (bench_compare.py --versus-json, --eval-file; bench_comment.py);
 - gate trust: how often the gate fails, per simulated suite shape and scenario, with 95%
   Wilson intervals (gate_trust.py; 50,000 trials each; `--quick`: fewer engine checks);
 - gate trust at one run per case, with confirmation re-runs and main's history or none
@@ -268,13 +269,27 @@ def records(cases: int, quick: bool) -> list[list[str]]:
             met(times <= LARGE_RATIO and large["compare_mb"] <= LARGE_MB),
         ]
     )
+    comment = _bench(
+        "bench_comment.py", "--cases", str(LARGE_CASES), "--repeat", "1" if quick else "3"
+    )
+    times = comment["comment_s"] / small["compare_s"]
+    rows.append(
+        [
+            f"  the comment job (mode comment, fake GitHub) on a {LARGE_CASES:,}-case PR run: "
+            "the whole action process",
+            f"{comment['comment_s']:.2f} s = {times:.1f}x the {cases:,}-case compare time; "
+            f"peak RSS {comment['comment_mb']:.0f} MB",
+            f"<= {LARGE_RATIO:g}x, <= {LARGE_MB:g} MB",
+            met(times <= LARGE_RATIO and comment["comment_mb"] <= LARGE_MB),
+        ]
+    )
     ev = _bench_compare("--eval-file", str(EVAL_FILE_CASES), "--repeat", repeat)
     rows.append(
         [
             f"  loading an eval file of {EVAL_FILE_CASES:,} cases ({ev['file_mb']:.0f} MB), "
             "line-numbered errors kept",
             f"{ev['load_s']:.2f} s vs json.load {ev['json_s']:.2f} s = {ev['ratio']:.1f}x; "
-            f"peak RSS {ev['load_mb']:.0f} MB",
+            f"peak RSS {ev['load_mb']:.0f} MB (json.load {ev['json_mb']:.0f} MB)",
             f"<= {EVAL_FILE_RATIO:g}x",
             met(ev["ratio"] <= EVAL_FILE_RATIO),
         ]
@@ -284,7 +299,12 @@ def records(cases: int, quick: bool) -> list[list[str]]:
 
 def _bench_compare(*args: str) -> dict:
     """bench_compare.py's figures, measured in a process of its own (its peak RSS is its)."""
-    argv = [sys.executable, str(BENCH / "bench_compare.py"), "--json", *args]
+    return _bench("bench_compare.py", *args)
+
+
+def _bench(script: str, *args: str) -> dict:
+    """A bench script's figures (its --json output), run in a process of its own."""
+    argv = [sys.executable, str(BENCH / script), "--json", *args]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
 

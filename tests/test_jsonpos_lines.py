@@ -154,3 +154,16 @@ def test_a_file_json_reads_but_with_a_duplicate_anywhere_is_refused(tmp_path: Pa
         with pytest.raises(InputError) as caught:
             jsonpos.parse(text, "f.json")
         assert caught.value.line == line and "duplicate key" in str(caught.value)
+
+
+@pytest.mark.parametrize("key", ['"tool_name"', '"tool\\u005fname"'])
+def test_legacy_tool_keys_are_named_however_the_key_is_spelled(write, key):
+    """The loader skips its walk for legacy keys when the text cannot hold them; a key
+    spelled with a \\u escape is still found."""
+    evals = cases(30)
+    evals[20]["conversation"][0]["intermediate_data"]["tool_uses"][0] = {"LEGACY": "f"}
+    text = json.dumps({"eval_set_id": "s", "eval_cases": evals}, indent=2)
+    path = write("legacy.evalset.json", text.replace('"LEGACY"', key))
+    err = load_error(path.name)
+    assert 'tool call uses "tool_name"/"tool_input"' in str(err)
+    assert err.line == line_of(path.read_text(), key) - 1

@@ -184,7 +184,8 @@ class _EvalSetReader(jsonpos.FileReader):
                 f'"{camel[0]}": adk eval reads only snake_case keys at the top of an EvalSet',
                 (camel[0],),
             )
-        self._check_tool_calls(data)
+        if self.located.may_have_key("tool_name", "tool_input", "query"):
+            self._check_tool_calls(data)
         try:
             eval_set = EvalSet.model_validate(data)
         except ValidationError as err:

@@ -64,6 +64,11 @@ class Located:
         self._deep: dict[Path, int] = {}  # lines found by scanning such a value
         self._scanned: set[Path] = set()
 
+    def may_have_key(self, *keys: str) -> bool:
+        """False when none of these keys is anywhere in the document: none is written in
+        the text, and no key is written with a \\u escape (which could spell one)."""
+        return "\\u" in self._text or any(f'"{key}"' in self._text for key in keys)
+
     def line(self, path: Path) -> int:
         """Line of the value at `path`, or of its deepest existing ancestor."""
         path = tuple(path)

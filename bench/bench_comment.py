@@ -1,0 +1,136 @@
+"""The fork-safe comment job (`mode: comment`, action/modes.py) on a large PR run, end to end.
+
+    python bench/bench_comment.py                 # 100,000 cases, best of 3
+    python bench/bench_compare.py --cases 10000 --versus-json   # the 10,000-case yardstick
+
+Issue 16, item 4: a 100,000-case run posts its comment within the records' targets
+(peak RSS <= 1 GB, <= 12x the 10,000-case `compare --format markdown` time). Set up as
+in tests/test_action_e2e.py's fork test, against the fake GitHub of tests/fakes/ on
+127.0.0.1: a baseline artifact on main's push run, a PR run whose artifact holds the
+PR's Results (one case in 50 regressed, as bench_compare.py builds them) and its pr.json,
+and the `workflow_run` event. Timed: the whole action process (`agent-eval-action action`,
+mode comment): downloading both artifacts, checking and loading both Results, comparing,
+rendering and posting the comment, the check run and the job summary. Its wall time and
+its own peak RSS (VmHWM, printed by the process as it exits), the best of --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(BENCH))
+
+from bench_compare import _CLI, SRC, make_results  # noqa: E402
+from fakes.github import FakeGitHub  # noqa: E402
+from helpers.action_harness import (  # noqa: E402
+    Runner,
+    main_with_baseline,
+    repository,
+    zipped,
+)
+
+WORKFLOW = ".github/workflows/agent-eval.yml"
+
+
+def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) -> dict:
+    rng = random.Random(seed)
+    changed = set(rng.sample(range(cases), cases // 50))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        baseline_path, pr_path = tmp_path / "baseline.json", tmp_path / "pr.json"
+        make_results(cases, 1, set(), seed).write(baseline_path)
+        make_results(cases, 1, changed, seed + 1).write(pr_path)
+        sizes = [p.stat().st_size / 1024 / 1024 for p in (baseline_path, pr_path)]
+        fake = FakeGitHub().start()
+        try:
+            main, head = main_with_baseline(fake, baseline_path.read_bytes())
+            baseline_path.unlink()
+            fake.add_pull(7, head, main[3], head_repo="forker/demo")
+            pr_run = fake.add_workflow_run(
+                head_sha=head, event="pull_request", head_branch="feature", path=WORKFLOW,
+                head_repository=fake.fork_repo(),
+            )  # fmt: skip
+            record = {"schema": "agent-eval-pr/1", "number": 7, "head_sha": head}
+            files = {"results.json": pr_path.read_bytes(), "pr.json": json.dumps(record).encode()}
+            pr_path.unlink()
+            fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
+            del files
+            payload = {
+                "action": "completed",
+                "workflow_run": {
+                    "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
+                    "head_sha": head, "head_branch": "feature", "pull_requests": [],
+                    "path": WORKFLOW, "head_repository": {"full_name": "forker/demo"},
+                },
+                "repository": repository(),
+            }  # fmt: skip
+            runner = Runner(fake, tmp_path)
+            env = runner.env("workflow_run", payload, command="", mode="comment")
+            argv = [sys.executable, "-c", _CLI, str(SRC), "action"]
+            if profile:  # cProfile's figures of the action process, to FILE
+                script = tmp_path / "cli.py"
+                script.write_text(_CLI, encoding="utf-8")
+                argv = [sys.executable, "-m", "cProfile", "-o", profile, str(script), str(SRC)]
+                argv.append("action")
+            best = (float("inf"), 0.0)
+            for attempt in range(repeat):
+                runner.out_dir = tmp_path / f"out{attempt}"
+                env["INPUT_OUTPUT-DIR"] = str(runner.out_dir)
+                started = time.perf_counter()
+                done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+                wall = time.perf_counter() - started
+                if done.returncode not in (0, 1) or "VmHWM_kB" not in done.stderr:
+                    raise SystemExit(f"the comment job exited {done.returncode}:\n{done.stderr}")
+                peak = int(done.stderr.split("VmHWM_kB")[1].split()[0]) / 1024
+                best = min(best, (wall, peak))
+            comments = fake.comments_on(7)
+            if len(comments) != 1 or "regress" not in comments[0]["body"].lower():
+                raise SystemExit(f"expected one comment naming the regressions: {comments}")
+            comment_chars = len(comments[0]["body"])
+        finally:
+            fake.stop()
+    return {
+        "cases": cases,
+        "file_mb": sizes,
+        "comment_s": best[0],
+        "comment_mb": best[1],
+        "comment_chars": comment_chars,
+        "exit": done.returncode,
+        "repeat": repeat,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of this many processes")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the job to FILE")
+    args = parser.parse_args()
+    figures = measure(args.cases, args.repeat, profile=args.profile)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(
+        f"mode comment, {figures['cases']:,} cases (Results files of "
+        f"{' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB): the whole action "
+        f"process {figures['comment_s']:.2f} s, peak RSS {figures['comment_mb']:.0f} MB, "
+        f"exit {figures['exit']}, a comment of {figures['comment_chars']:,} characters "
+        f"(best of {figures['repeat']})"
+    )
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
