@@ -236,3 +236,22 @@ def test_merge_records_how_many_shards_it_merged():
         shard = Shard(index=index, count=2, partition_hash="p", cases_total=3)
         parts.append((f"shard-{index}.json", results(*own).replace(shard=shard)))
     assert merge(parts).merged_shards == 2
+
+
+def test_the_suite_test_weighs_only_main_runs_taken_whatever_the_case_did_here():
+    """Paired runs on the merge-base (pipeline/paired.py) join main's record; the suite-level
+    test takes those of a suite round (every case alike) but not those paired with one case's
+    regression: that case got them because its run here failed, which would tilt the test."""
+    from agent_eval_action.compare.evidence import PAIRED_RUN, MainRuns, add_runs
+
+    own = case("c", {R: [1.0, 0.5, 1.0]}, ["a", "b", "c"])
+    runs = [
+        own.runs[0],
+        own.runs[1].replace(confirms=f"{PAIRED_RUN} abc: confirming a new failure"),
+        own.runs[2].replace(confirms=f"{PAIRED_RUN} abc: {SUITE_ROUND}: response p = 0.05"),
+    ]
+    record = MainRuns()
+    add_runs(record, own.replace(runs=runs))
+    assert len(record.passed) == 3  # the case's own evidence: every run on main
+    assert record.recorded == [{R: True}]  # the first look: main's recorded runs alone
+    assert record.sampled == [{R: True}, {R: True}]  # later looks: and the suite round's

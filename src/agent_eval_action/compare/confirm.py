@@ -28,11 +28,18 @@ from collections.abc import Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
-from .evidence import MainRuns, add_runs, blame_level, main_runs, same_runs, unchanged_p
+from .evidence import (
+    SUITE_ROUND,
+    MainRuns,
+    add_runs,
+    blame_level,
+    main_runs,
+    same_runs,
+    unchanged_p,
+)
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
 
 EPSILON = 1e-9
-SUITE_ROUND = "the suite-level test"  # how a suite round's runs say what they confirm
 SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
 
 

@@ -590,7 +590,8 @@ def _suite_tests(
         if _known_deterministic(case, record):  # judged on its own, like any certain change
             continue
         names = {axis: [m.metric for m in family[axis]] for axis in axes}
-        on_main = _pass_rows(record.passed, names) or _side_passes(family, axes, "baseline")
+        on_main = _pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline")
+        sampled = _pass_rows(record.sampled, names) or on_main
         here = _side_passes(family, axes, "current")
         more = here + _pass_rows(extra.get(id(case), []), names)
         for i, axis in enumerate(axes):
@@ -598,9 +599,9 @@ def _suite_tests(
                 rate = sum(row[i] for row in on_main) / len(on_main)
                 rates[axis].append((rate, len(on_main), len(here)))
         strata.append((on_main, here))
-        second.append((on_main, more))
+        second.append((sampled, more))
         for i, axis in enumerate(axes):
-            if family[axis] and len({row[i] for row in on_main + more}) > 1:  # it can weigh
+            if family[axis] and len({row[i] for row in sampled + more}) > 1:  # it can weigh
                 deltas[axis].append(sum(m.delta for m in family[axis]) / len(family[axis]))  # type: ignore[misc]
     sensitivity = [
         Sensitivity(

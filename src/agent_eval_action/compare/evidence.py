@@ -27,6 +27,8 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 # one of main's runs like any other (picked for the PR's regression, not for its own
 # outcome), so main's record keeps it, where it leaves out re-runs that confirmed something
 PAIRED_RUN = "paired run on the merge-base"
+# How a suite round's runs say what they confirm (compare/confirm.py): every case alike
+SUITE_ROUND = "the suite-level test"
 
 
 @dataclass
@@ -35,6 +37,12 @@ class MainRuns:
 
     behaviours: list[str] = field(default_factory=list)
     passed: list[dict[str, bool]] = field(default_factory=list)  # metric -> reached threshold
+    # what the suite-level test weighs: at its first look main's recorded runs (no paired
+    # ones: a look with more runs would be one more look), after suite rounds those and the
+    # rounds' paired runs; never runs paired with one case's regression (a case gets them
+    # because its run here failed, which would tilt the test)
+    recorded: list[dict[str, bool]] = field(default_factory=list)
+    sampled: list[dict[str, bool]] = field(default_factory=list)
 
     def failures(self, metric: str) -> tuple[int, int]:
         """(runs that failed the metric, runs that scored it)."""
@@ -73,11 +81,26 @@ def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
 def add_runs(main: MainRuns, case: CaseResult) -> None:
     kept = [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
     main.behaviours.extend(case.runs[i].behaviour() for i in kept)
-    main.passed.extend(passes(case, kept))
+    passed = passes(case, kept)
+    main.passed.extend(passed)
+    for i, p in zip(kept, passed, strict=True):
+        confirms = case.runs[i].confirms
+        if confirms is None:
+            main.recorded.append(p)
+        if _fair(confirms):
+            main.sampled.append(p)
 
 
 def _on_main(confirms: str | None) -> bool:
     return confirms is None or confirms.startswith(PAIRED_RUN)
+
+
+def _fair(confirms: str | None) -> bool:
+    """Whether a run on main was taken whatever the case did here."""
+    if confirms is None:
+        return True
+    paired_with = confirms.partition(": ")[2]
+    return confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)
 
 
 def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
