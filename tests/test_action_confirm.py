@@ -36,6 +36,26 @@ def test_a_regression_is_confirmed_by_its_re_runs(runner: Runner, baseline_resul
     assert metric["reason"].endswith("confirmed in 3/3 re-runs")
 
 
+def test_the_confirmation_limit_is_said_at_the_top_of_the_comment(
+    runner: Runner, baseline_results: bytes
+):
+    """`confirm-limit` cut the re-runs: the regression keeps its verdict, unconfirmed, and
+    the comment says so at the top, not only the Results' warnings."""
+    main, head = main_with_baseline(runner.fake, baseline_results)
+    runner.fake.add_pull(7, head, main[3])
+    env = runner.env("pull_request", pr_payload(7, head, main[3]), **{"confirm-limit": "1"})
+    done = runner.run(env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    gold = next(c for c in results["cases"] if c["eval_id"] == "gold_express_refund")
+    assert len(gold["runs"]) == 2  # one re-run, then the limit
+    said = "Confirmation re-runs stopped at the limit of 1 extra case-runs"
+    assert any(w.startswith(said[0].lower() + said[1:]) for w in results["warnings"])
+    body = runner.fake.comments_on(7)[0]["body"]
+    assert said in body.split("<details>")[0], body  # above every collapsed block
+    assert f"::warning::{said[0].lower() + said[1:]}" in done.stdout
+
+
 def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
     case = {
         "eval_id": "b",

@@ -70,6 +70,9 @@ def run_suite(
     if outcome.paired_note is not None:
         outputs.command("warning", outcome.paired_note)
         ctx.notes.append(f"⚠️ {outcome.paired_note[0].upper()}{outcome.paired_note[1:]}.")
+    for cut in outcome.warnings:  # the confirmation limit cut re-runs: said at the top too
+        outputs.command("warning", cut)
+        ctx.notes.append(f"⚠️ {cut[0].upper()}{cut[1:]}.")
     notes = [outcome.paired_note] if outcome.paired_note else []
     if outcome.warnings or notes:
         results.warnings.extend([*outcome.warnings, *notes])
