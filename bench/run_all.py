@@ -289,7 +289,8 @@ def records(cases: int, quick: bool) -> list[list[str]]:
             f"  loading an eval file of {EVAL_FILE_CASES:,} cases ({ev['file_mb']:.0f} MB), "
             "line-numbered errors kept",
             f"{ev['load_s']:.2f} s vs json.load {ev['json_s']:.2f} s = {ev['ratio']:.1f}x; "
-            f"peak RSS {ev['load_mb']:.0f} MB (json.load {ev['json_mb']:.0f} MB)",
+            f"peak RSS {ev['load_mb']:.0f} MB (json.load {ev['json_mb']:.0f} MB); CPU time "
+            f"{ev['load_cpu_s']:.2f} s vs {ev['json_cpu_s']:.2f} s = {ev['cpu_ratio']:.1f}x",
             f"<= {EVAL_FILE_RATIO:g}x",
             met(ev["ratio"] <= EVAL_FILE_RATIO),
         ]
