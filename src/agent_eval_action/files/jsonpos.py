@@ -164,8 +164,8 @@ _ESCAPED_QUOTE_COLON = re.compile(r'(\\+)"[ \t\n\r]*:')
 
 def _key_ends(text: str) -> int:
     """How many places in the text read as the end of a key (a quote, then a colon): every
-    key's end, plus any escaped quote inside a string (an odd run of backslashes before it)
-    that a colon follows, plus a string that starts with a colon. No fewer than the keys."""
+    key's end, and a string that starts with a colon (its opening quote); an escaped quote
+    inside a string (an odd run of backslashes before it) is not one. No fewer than the keys."""
     ends = text.count('":') + sum(1 for _ in _QUOTE_SPACE_COLON.finditer(text))
     if "\\" in text:
         ends -= sum(len(m.group(1)) % 2 for m in _ESCAPED_QUOTE_COLON.finditer(text))
