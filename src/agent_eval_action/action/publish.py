@@ -86,10 +86,11 @@ def write_reports(
     *,
     baseline: Results | None = None,
     history: Sequence[Results] = (),
+    page: bool = True,
 ) -> tuple[str, str]:
-    """diff.json, report.md (the comment), summary.md and report.html in out_dir; returns
-    the markdown. The job summary ends with the pass rate per axis over main's history
-    (report/chart.py) when there is a baseline to draw it from.
+    """diff.json, report.md (the comment), summary.md and report.html (unless `page` is
+    False) in out_dir; returns the markdown. The job summary ends with the pass rate per axis
+    over main's history (report/chart.py) when there is a baseline to draw it from.
 
     The comment leaves room for the line that ties it to its id (github/comments.py)."""
     comment = markdown.comment(diff, results, options, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
@@ -101,8 +102,11 @@ def write_reports(
     (out_dir / "diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
     (out_dir / "report.md").write_text(comment, encoding="utf-8")
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")
-    page = html.render(diff, results, options, baseline=baseline, history=history)
-    html.write(out_dir / html.FILE_NAME, page)
+    if page:
+        html.write(
+            out_dir / html.FILE_NAME,
+            html.render(diff, results, options, baseline=baseline, history=history),
+        )
     return comment, summary
 
 

@@ -22,7 +22,7 @@ from . import outputs, sandbox
 from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
 from .baseline_source import ChosenBaseline
 from .context import Context
-from .event import Event, MergeGroupEvent, PullRequestEvent
+from .event import Event, MergeGroupEvent, PullRequestEvent, WorkflowRunEvent
 from .merge_base import base_of
 from .publish import (
     Target,
@@ -137,7 +137,15 @@ def compare_and_publish(
     diff.verdict.notes.extend(ctx.notes)  # at the top too: what this run could not do
     options = report_options(settings, baseline.relation, report_url(settings, ctx.gh, ctx.event))
     comment, summary = write_reports(
-        ctx.out_dir, diff, results, options, baseline=baseline.results, history=baseline.older
+        ctx.out_dir,
+        diff,
+        results,
+        options,
+        baseline=baseline.results,
+        history=baseline.older,
+        # the fork-safe comment job links the eval run's own report.html and uploads nothing:
+        # rendering another (most of its time and memory at 100,000 cases) would be waste
+        page=not isinstance(ctx.event, WorkflowRunEvent),
     )
     outputs.append_summary(settings.github.step_summary, summary)
     code = EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
