@@ -1,7 +1,8 @@
 """Gate trust at the default settings: one run per case on the PR, confirmation re-runs,
 and main's history as the action fetches it (or none, as on the first PRs).
 
-    python bench/gate_trust_single.py                 # 3,000 trials per cell (a few minutes)
+    python bench/gate_trust_single.py --no-history-trials 600   # docs/statistics.md's table
+    python bench/gate_trust_single.py                 # 3,000 trials per cell (about 1.5 hours)
     python bench/gate_trust_single.py --trials 500    # a quick look
 
 Every trial goes through the real engine: `compare()` against the baseline (one run per
@@ -143,7 +144,10 @@ def _cell(args: tuple[Shape, str, bool, int, int]) -> tuple[int, int]:
     return failed, extra
 
 
-def measure(trials: int) -> list[dict]:
+def measure(trials: int, no_history_trials: int | None = None) -> list[dict]:
+    """Every shape and scenario with and without history; `trials` per cell, or
+    `no_history_trials` for the cells without (slower: every flip is re-run)."""
+    with_history = trials
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in SHAPES:
@@ -151,6 +155,7 @@ def measure(trials: int) -> list[dict]:
                 if scenario == "c" and shape.noisy < 60:
                     continue
                 for history in (True, False):
+                    trials = with_history if history else (no_history_trials or with_history)
                     step = max(1, trials // 8)
                     jobs = [
                         (
@@ -205,10 +210,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=3000)
     parser.add_argument(
+        "--no-history-trials", type=int, help="trials per cell without history (default: --trials)"
+    )
+    parser.add_argument(
         "--paired", action="store_true", help="also (a) and (c) with paired runs, no history"
     )
     args = parser.parse_args()
-    rows = measure(args.trials)
+    rows = measure(args.trials, args.no_history_trials)
     print(table(rows))
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
     if args.paired:
