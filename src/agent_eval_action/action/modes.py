@@ -219,7 +219,9 @@ def mode_comment(ctx: Context) -> int:
         )
         return EXIT_PASS
     results_path = ctx.out_dir / "results.json"
-    results_path.write_bytes(files["results.json"])
+    # written, then let go: the loader reads the file again, and a 100,000-case run's
+    # Results are hundreds of MB
+    results_path.write_bytes(files.pop("results.json"))
     try:
         results = load_results(str(results_path))
         check_scores(results, str(results_path))

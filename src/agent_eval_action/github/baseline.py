@@ -98,10 +98,10 @@ def baseline_path(dest: Path, n: int = 0) -> Path:
     return dest / (RESULTS_NAME if n == 0 else f"history-{n}.json")
 
 
-def install(data: bytes, path: Path, what: str) -> tuple[Results | None, str | None]:
-    """Write candidate Results to `path` and load them as a baseline: (the Results, None),
-    or (None, why they are unusable), the file then removed."""
-    write_atomically(path, data)
+def install(path: Path, what: str) -> tuple[Results | None, str | None]:
+    """Load candidate Results the caller wrote to `path` (and then let go of their bytes: at
+    100,000 cases they are hundreds of MB that would stay beside the loaded Results) as a
+    baseline: (the Results, None), or (None, why they are unusable), the file then removed."""
     results, why = load_baseline(str(path))
     if results is None:
         why = why or "unreadable"
@@ -395,7 +395,9 @@ def find_artifact_baseline(
                 continue
             path = baseline_path(dest, 0 if found is None else len(older) + 1)
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
-            results, unusable = install(data, path, what)
+            write_atomically(path, data)
+            del data
+            results, unusable = install(path, what)
             if results is None:
                 candidates.skipped.append(str(unusable))
                 continue

@@ -44,6 +44,7 @@ from .baseline import (
     none_found,
     push_run_problem,
     short,
+    write_atomically,
 )
 from .client import GitHub, GitHubError
 
@@ -327,7 +328,9 @@ def find_branch_baseline(
             skipped.append(f"{what} is not valid base64")
             continue
         path = baseline_path(dest, 0 if found is None else len(older) + 1)
-        results, unusable = install(data, path, what)
+        write_atomically(path, data)
+        del data
+        results, unusable = install(path, what)
         problem = None if results is None else runs.problem(sha, results)
         if problem is not None:
             path.unlink(missing_ok=True)
