@@ -81,6 +81,20 @@ def case_sha256(case: EvalCase, *, with_id: bool = True) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def case_shell(eval_set: LoadedEvalSet, case: EvalCase) -> CaseResult:
+    """A planned case as Results name it (where it is, its hashes), before any score."""
+    return CaseResult(
+        eval_set_id=eval_set.eval_set_id,
+        eval_id=case.eval_id,
+        file=eval_set.file,
+        line=eval_set.case_lines.get(case.eval_id, 1),
+        case_sha256=case_sha256(case),
+        content_sha256=case_sha256(case, with_id=False),
+        status=Status.NOT_EVALUATED,
+        scenario=case.conversation_scenario is not None,
+    )
+
+
 def score_case(
     eval_set: LoadedEvalSet,
     case: EvalCase,
@@ -92,16 +106,7 @@ def score_case(
 ) -> CaseResult:
     """`judged`: the judge stage's verdicts for this case (judged metrics score from them);
     `budgets`: the most each efficiency metric's per-case total may be (--budget)."""
-    result = CaseResult(
-        eval_set_id=eval_set.eval_set_id,
-        eval_id=case.eval_id,
-        file=eval_set.file,
-        line=eval_set.case_lines.get(case.eval_id, 1),
-        case_sha256=case_sha256(case),
-        content_sha256=case_sha256(case, with_id=False),
-        status=Status.NOT_EVALUATED,
-        scenario=case.conversation_scenario is not None,
-    )
+    result = case_shell(eval_set, case)
     not_run = next((t.not_run for t in traces if t.not_run is not None), None)
     if not_run is not None:
         result.note = not_run

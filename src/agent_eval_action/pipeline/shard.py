@@ -141,21 +141,9 @@ def cases_compared(plan: Plan, baseline: Results) -> int:
     over (compare/confirm.py), so that a shard blames a case as the merged suite would, and
     sharding does not loosen the suite's chance of one false blame."""
     from ..compare.matching import compared_count
-    from ..results import CaseResult, Status
-    from .score import case_sha256
+    from .score import case_shell
 
-    suite = [
-        CaseResult(
-            eval_set_id=eval_set.eval_set_id,
-            eval_id=case.eval_id,
-            file=eval_set.file,
-            line=eval_set.case_lines.get(case.eval_id, 1),
-            case_sha256=case_sha256(case),
-            content_sha256=case_sha256(case, with_id=False),
-            status=Status.NOT_EVALUATED,
-        )
-        for eval_set, case in plan.cases.values()
-    ]
+    suite = [case_shell(eval_set, case) for eval_set, case in plan.cases.values()]
     return compared_count(baseline.cases, suite)
 
 
