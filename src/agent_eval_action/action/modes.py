@@ -81,6 +81,18 @@ def _own_results(ctx: Context, results: Results) -> Results:
     return results
 
 
+def _artifact_results(files: dict[str, bytes], path: Path) -> Results:
+    """An artifact's results.json, written to `path`, loaded and checked. Its bytes are let
+    go once written: the loader reads the file again, and a 100,000-case run's Results are
+    hundreds of MB."""
+    from ..compare.loading import load_results
+
+    path.write_bytes(files.pop("results.json"))
+    results = load_results(str(path))
+    check_scores(results, str(path))
+    return results
+
+
 def _write_pr_record(ctx: Context, target: Target, query: BaselineQuery | None) -> None:
     if target.number is not None and target.head_sha is not None:
         base = query.start_sha if query else None
@@ -174,7 +186,6 @@ def mode_run(ctx: Context) -> int:
 
 def mode_comment(ctx: Context) -> int:
     """Fork-safe publishing from a `workflow_run`: the PR run's artifact, checked, posted."""
-    from ..compare.loading import load_results
     from ..github.pulls import get_pull
     from . import pr_record
     from .run_artifacts import run_artifact_files
@@ -219,12 +230,8 @@ def mode_comment(ctx: Context) -> int:
         )
         return EXIT_PASS
     results_path = ctx.out_dir / "results.json"
-    # written, then let go: the loader reads the file again, and a 100,000-case run's
-    # Results are hundreds of MB
-    results_path.write_bytes(files.pop("results.json"))
     try:
-        results = load_results(str(results_path))
-        check_scores(results, str(results_path))
+        results = _artifact_results(files, results_path)
     except InputError as err:
         raise InputError(f"{source}: {err}") from None
     # The artifact's `source` is the PR author's to write: the report links to the commit
@@ -250,7 +257,6 @@ def mode_merge(ctx: Context) -> int:
     """The shards of this run, from their artifacts, merged, their confirmation re-runs
     with them; then as the event asks (a PR: compared and gated as a whole, the suite-level
     test over every case)."""
-    from ..compare.loading import load_results
     from ..compare.merge import merge
     from .run_artifacts import run_artifact_files
 
@@ -268,10 +274,7 @@ def mode_merge(ctx: Context) -> int:
     for artifact in found:
         if "results.json" not in artifact.files:
             raise InfrastructureError(f"artifact {artifact.name} has no results.json")
-        path = shard_dir / f"{artifact.name}.json"
-        path.write_bytes(artifact.files["results.json"])
-        shard = load_results(str(path))
-        check_scores(shard, str(path))
+        shard = _artifact_results(artifact.files, shard_dir / f"{artifact.name}.json")
         shards.append((artifact.name, shard))
     if not shards:
         raise InfrastructureError(
