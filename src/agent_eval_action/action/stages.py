@@ -67,13 +67,12 @@ def run_suite(
     if not outcome.results_path.exists():
         raise InfrastructureError(f"the eval run wrote no results (exit {outcome.code})")
     results = load_results(str(outcome.results_path))
-    if outcome.paired_note is not None:
-        outputs.command("warning", outcome.paired_note)
-        ctx.notes.append(f"⚠️ {outcome.paired_note[0].upper()}{outcome.paired_note[1:]}.")
-    for cut in outcome.warnings:  # the confirmation limit cut re-runs: said at the top too
-        outputs.command("warning", cut)
-        ctx.notes.append(f"⚠️ {cut[0].upper()}{cut[1:]}.")
     notes = [outcome.paired_note] if outcome.paired_note else []
+    # what the run could not do (paired runs skipped, re-runs the confirmation limit cut):
+    # a workflow warning, and said at the top of the report too
+    for said in [*notes, *outcome.warnings]:
+        outputs.command("warning", said)
+        ctx.notes.append(f"⚠️ {said[0].upper()}{said[1:]}.")
     if outcome.warnings or notes:
         results.warnings.extend([*outcome.warnings, *notes])
         results.write(outcome.results_path)
