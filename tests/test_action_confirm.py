@@ -10,12 +10,10 @@ import sys
 
 import pytest
 from helpers.action_harness import Runner, clean_env, main_with_baseline, pr_payload
-from helpers.paths import ROOT, WORKERS, python_command
+from helpers.paths import ROOT, python_command
+from helpers.table_suite import RIGHT, TABLE_AGENT, order_case
 
 pytestmark = pytest.mark.e2e
-
-TABLE_AGENT = WORKERS / "table_agent.py"
-RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
 
 
 def test_a_regression_is_confirmed_by_its_re_runs(runner: Runner, baseline_results: bytes):
@@ -57,16 +55,7 @@ def test_the_confirmation_limit_is_said_at_the_top_of_the_comment(
 
 
 def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
-    case = {
-        "eval_id": "b",
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
+    case = order_case("b")
     evals = tmp_path / "evals"
     evals.mkdir()
     (evals / "shop.evalset.json").write_text(
@@ -103,16 +92,7 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
 
     evals = tmp_path / "evals"
     evals.mkdir()
-    case = {
-        "eval_id": "b",
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
+    case = order_case("b")
     (evals / "shop.evalset.json").write_text(
         json.dumps({"eval_set_id": "shop", "eval_cases": [case]})
     )

@@ -17,32 +17,17 @@ from helpers.action_harness import (
     pr_payload,
     zipped,
 )
-from helpers.paths import ROOT, WORKERS, python_command
+from helpers.paths import ROOT, python_command
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 
 from agent_eval_action.core import CaseKey
 from agent_eval_action.pipeline.shard import partition
 
 pytestmark = pytest.mark.e2e
 
-TABLE_AGENT = WORKERS / "table_agent.py"
-RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
-SKIPS_THE_TOOL = {"text": "Your order ships today.", "tools": []}
 # baseline durations that put the noisy case and a steady one in shard 1 of 2, the real
 # regression and the other steady one in shard 2 (longest first, to the least loaded shard)
 DURATIONS = {"noisy": 4.0, "real": 3.0, "steady2": 2.0, "steady1": 1.0}
-
-
-def _case(eval_id: str) -> dict:
-    return {
-        "eval_id": eval_id,
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
 
 
 def _baseline(tmp: Path, evals: Path) -> bytes:
@@ -77,7 +62,7 @@ def test_each_shard_confirms_its_own_flips_and_the_merge_reproduces_the_verdict(
     evals = tmp_path / "evals"
     evals.mkdir()
     (evals / "shop.evalset.json").write_text(
-        json.dumps({"eval_set_id": "shop", "eval_cases": [_case(c) for c in DURATIONS]})
+        json.dumps({"eval_set_id": "shop", "eval_cases": [order_case(c) for c in DURATIONS]})
     )
     base = _baseline(tmp_path, evals)
     main, head = main_with_baseline(runner.fake, base)

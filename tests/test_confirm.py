@@ -7,32 +7,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from helpers.paths import WORKERS, python_command
+from helpers.paths import python_command
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 
 from agent_eval_action.cli import main
 from agent_eval_action.results import Results
 
-TABLE_AGENT = WORKERS / "table_agent.py"
-RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
-SKIPS_THE_TOOL = {"text": "Your order ships today.", "tools": []}
-
-
-def _case(eval_id: str) -> dict:
-    return {
-        "eval_id": eval_id,
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
-
 
 def _run(write, table: dict, *flags: str, out: str = "results.json") -> int:
     write(
-        "evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
+        "evals/shop.evalset.json",
+        {"eval_set_id": "shop", "eval_cases": [order_case("a"), order_case("b")]},
     )
     write("table.json", table)
     agent = ["--command", python_command(TABLE_AGENT, "table.json")]

@@ -11,31 +11,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.paths import WORKERS, python_command
+from helpers.paths import python_command
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare.evidence import PAIRED_RUN
 from agent_eval_action.pipeline import paired as pairing
 from agent_eval_action.results import Results
 
-TABLE_AGENT = WORKERS / "table_agent.py"
-RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
-SKIPS_THE_TOOL = {"text": "Your order ships today.", "tools": []}
 # the agent reads table.json from the folder it starts in: the checkout, or the worktree
 AGENT = ["--command", python_command(TABLE_AGENT, "table.json")]
-
-
-def _case(eval_id: str) -> dict:
-    return {
-        "eval_id": eval_id,
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
 
 
 def git(repo: Path, *arguments: str) -> str:
@@ -61,7 +46,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A checkout with the eval set; the tests commit main's agent, then the PR's."""
     repo = tmp_path / "repo"
     (repo / "evals").mkdir(parents=True)
-    suite = {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
+    suite = {"eval_set_id": "shop", "eval_cases": [order_case("a"), order_case("b")]}
     (repo / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
     (repo / ".gitignore").write_text("out/\n")
     git(repo, "init", "-q")

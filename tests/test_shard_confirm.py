@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from helpers.factory import case, results
-from helpers.paths import WORKERS, python_command
+from helpers.paths import python_command
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
@@ -135,23 +136,7 @@ def test_every_shard_records_the_whole_suites_compared_cases(tmp_path):
 
 # --- run --shard I/N --baseline B confirms as run does ---------------------------------
 
-TABLE_AGENT = WORKERS / "table_agent.py"
-RIGHT = {"text": "Your order ships today.", "tools": [["track", {}]]}
-SKIPS_THE_TOOL = {"text": "Your order ships today.", "tools": []}
 DURATIONS = {"noisy": 4.0, "real": 3.0, "steady2": 2.0, "steady1": 1.0}  # shard 1: noisy, steady1
-
-
-def _eval_case(eval_id: str) -> dict:
-    return {
-        "eval_id": eval_id,
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "Where is my order?"}]},
-                "final_response": {"role": "model", "parts": [{"text": RIGHT["text"]}]},
-                "intermediate_data": {"tool_uses": [{"name": "track", "args": {}}]},
-            }
-        ],
-    }
 
 
 def _cli_run(table: str, out: str, *flags: str) -> int:
@@ -166,7 +151,7 @@ def _by_id(path: str) -> dict:
 def test_cli_shards_confirm_their_own_flips_and_merge_to_the_same_verdict(write, capsys):
     write(
         "evals/shop.evalset.json",
-        {"eval_set_id": "shop", "eval_cases": [_eval_case(c) for c in DURATIONS]},
+        {"eval_set_id": "shop", "eval_cases": [order_case(c) for c in DURATIONS]},
     )
     write("steady.json", dict.fromkeys(DURATIONS, RIGHT))
     assert _cli_run("steady.json", "base.json") == 0
