@@ -144,10 +144,32 @@ def _cell(args: tuple[Shape, str, bool, int, int]) -> tuple[int, int]:
     return failed, extra
 
 
+def _jobs(scenario: str, trials: int, *head: object) -> list[tuple]:
+    """A cell's trials in eight chunks for the pool: (*head, first seed, count). The seeds
+    depend on the scenario only, so every variant of a cell simulates the same PRs."""
+    step = max(1, trials // 8)
+    first = 10_000 * SCENARIOS.index(scenario)
+    return [(*head, first + s, min(step, trials - s)) for s in range(0, trials, step)]
+
+
+def _row(shape: Shape, scenario: str, history: str, failed: int, trials: int) -> dict:
+    """A cell's rate with its 95% interval, against the scenario's target."""
+    low, high = base_sim.wilson(failed, trials)
+    met = {"a": high <= 0.01, "b": failed == trials, "c": low >= 0.90, "d": high <= 0.01}
+    return {
+        "shape": shape.name,
+        "scenario": scenario,
+        "history": history,
+        "failed": failed / trials,
+        "low": low,
+        "high": high,
+        "met": met[scenario],
+    }
+
+
 def measure(trials: int, no_history_trials: int | None = None) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
     `no_history_trials` for the cells without (slower: every flip is re-run)."""
-    with_history = trials
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in SHAPES:
@@ -155,41 +177,14 @@ def measure(trials: int, no_history_trials: int | None = None) -> list[dict]:
                 if scenario == "c" and shape.noisy < 60:
                     continue
                 for history in (True, False):
-                    trials = with_history if history else (no_history_trials or with_history)
-                    step = max(1, trials // 8)
-                    jobs = [
-                        (
-                            shape,
-                            scenario,
-                            history,
-                            10_000 * SCENARIOS.index(scenario) + s,
-                            min(step, trials - s),
-                        )
-                        for s in range(0, trials, step)
-                    ]
+                    count = trials if history else (no_history_trials or trials)
                     failed = extra = 0
-                    for f, e in pool.map(_cell, jobs):
+                    for f, e in pool.map(_cell, _jobs(scenario, count, shape, scenario, history)):
                         failed += f
                         extra += e
-                    low, high = base_sim.wilson(failed, trials)
-                    target = {
-                        "a": high <= 0.01,
-                        "b": failed == trials,
-                        "c": low >= 0.90,
-                        "d": high <= 0.01,
-                    }
-                    rows.append(
-                        {
-                            "shape": shape.name,
-                            "scenario": scenario,
-                            "history": f"{HISTORY} older" if history else "none",
-                            "failed": failed / trials,
-                            "low": low,
-                            "high": high,
-                            "met": target[scenario],
-                            "extra": extra / trials / shape.cases,
-                        }
-                    )
+                    label = f"{HISTORY} older" if history else "none"
+                    row = _row(shape, scenario, label, failed, count)
+                    rows.append({**row, "extra": extra / count / shape.cases})
     return rows
 
 
@@ -307,22 +302,14 @@ def measure_paired(trials: int) -> list[dict]:
             for scenario in PAIRED_SCENARIOS:
                 if scenario == "c" and shape.noisy < 60:
                     continue
-                step = max(1, trials // 8)
-                seed = 10_000 * SCENARIOS.index(scenario)  # the same PRs as the unpaired rows
-                jobs = [(shape, scenario, seed + s, min(step, trials - s)) for s in range(0, trials, step)]  # fmt: skip
+                jobs = _jobs(scenario, trials, shape, scenario)  # the unpaired rows' PRs
                 failed = extra = paired = 0
                 for f, e, p in pool.map(_paired_cell, jobs):
                     failed, extra, paired = failed + f, extra + e, paired + p
-                low, high = base_sim.wilson(failed, trials)
+                row = _row(shape, scenario, "paired", failed, trials)
                 rows.append(
                     {
-                        "shape": shape.name,
-                        "scenario": scenario,
-                        "history": "paired",
-                        "failed": failed / trials,
-                        "low": low,
-                        "high": high,
-                        "met": high <= 0.01 if scenario == "a" else low >= 0.90,
+                        **row,
                         "extra": extra / trials / shape.cases,
                         "paired": paired / trials / shape.cases,
                     }
