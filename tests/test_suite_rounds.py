@@ -226,6 +226,18 @@ def test_merged_shards_take_the_suite_test_in_one_look_at_the_full_alpha():
     assert unsharded.policy.suite_alpha == SUITE_FIRST_ALPHA
 
 
+def test_a_shard_plans_no_suite_rounds():
+    """A shard holds part of the suite: the suite-level test is its merge's (it re-runs its
+    own regressed cases only)."""
+    from agent_eval_action.results import Shard
+
+    current, baseline, history = _suite(6, 0.0)
+    shard = current.replace(shard=Shard(index=1, count=2, partition_hash="p", cases_total=41))
+    diff = compare(shard, baseline, history=history)
+    assert diff.policy.suite_rounds == 0
+    assert suite_round(_hinting(diff, 0.001), shard, [baseline]) == []
+
+
 def test_merge_records_how_many_shards_it_merged():
     from agent_eval_action.compare.merge import merge
     from agent_eval_action.results import Shard

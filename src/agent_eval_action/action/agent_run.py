@@ -427,7 +427,6 @@ def run_evals(
                     runs=settings.confirm_runs,
                     limit=settings.confirm_limit,
                     confirm=confirm,
-                    suite=settings.shard is None,
                 )
             finally:
                 if paired is not None:

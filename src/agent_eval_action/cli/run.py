@@ -283,7 +283,6 @@ def _confirmed(
             runs=job.options.confirm_runs,
             limit=job.options.confirm_limit,
             confirm=confirm,
-            suite=job.shard is None,  # a shard leaves the suite-level test to the merged run
         )
     finally:
         if stage is not None:

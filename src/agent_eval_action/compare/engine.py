@@ -93,9 +93,15 @@ def compare(
     case (how noisy it is, how often it failed: compare/evidence.py). `known_flaky`: more
     cases to treat as noisy on main."""
     config = current.run_config
-    # suite rounds may run: one run per case, confirmation on, and an agent at hand (merged
-    # shards' Results have none: their test is one look at the full alpha)
-    two_step = config.num_runs == 1 and bool(config.confirm_runs) and not current.merged_shards
+    # suite rounds may run: one run per case, confirmation on, the whole suite at hand and an
+    # agent to run it (a shard leaves the suite-level test to its merge; merged shards'
+    # Results have no agent after them: their test is one look at the full alpha)
+    two_step = (
+        config.num_runs == 1
+        and bool(config.confirm_runs)
+        and current.shard is None
+        and not current.merged_shards
+    )
     policy = Policy(
         fail_on=list(fail_on),
         min_delta={**DEFAULT_MIN_DELTA, **(min_delta or {})},

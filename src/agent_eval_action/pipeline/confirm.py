@@ -47,13 +47,13 @@ def rounds(
     runs: int,
     limit: int,
     confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
-    suite: bool = True,
 ) -> tuple[Diff, list[str]]:
     """Run confirmation rounds until nothing is left to confirm, then suite rounds while the
     suite-level test asks for them (compare/confirm.suite_round); (the last diff, warnings).
     `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
     everything again and returns the new diff and Results, or None when it was cancelled.
-    `suite=False` (a shard): no suite rounds, the suite-level test needs the whole suite."""
+    A shard's diff plans no suite rounds (compare/engine.py): the suite-level test needs the
+    whole suite."""
     used, warnings, done = 0, [], 0
     for round_number in range(1, runs + 1):
         wanted = to_confirm(diff, current, known, runs)
@@ -73,8 +73,6 @@ def rounds(
             return diff, warnings
         diff, current = new
         done = round_number
-    if not suite:
-        return diff, warnings
     while wanted := suite_round(diff, current, known):
         needed = len(wanted) * SUITE_ROUND_RUNS
         if used + needed > limit:
