@@ -21,11 +21,10 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import TOKEN, Runner, pr_payload
-from helpers.paths import ROOT
+from helpers.paths import IMAGE_PYTHON, ROOT, need_isolation
 
 pytestmark = pytest.mark.e2e
 
-IMAGE_PYTHON = ROOT / ".ci" / "image-venv" / "bin" / "python"
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace and the file-command files
 FILE_COMMANDS = (
     "GITHUB_OUTPUT",
@@ -131,13 +130,7 @@ def _own(path: Path, uid: int, mode: int) -> None:
 
 @pytest.fixture
 def layout() -> Iterator[dict[str, Path]]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root: the action switches the PR's code to a user of its own")
-    if not IMAGE_PYTHON.exists():
-        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    need_isolation()
     base = Path(tempfile.mkdtemp(prefix="agent-eval-layout-"))
     base.chmod(0o755)
     paths = {

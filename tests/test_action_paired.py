@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import Runner, clean_env, pr_payload, zipped
-from helpers.paths import WORKERS, python_command
-from test_paired import RIGHT, SKIPS_THE_TOOL, _case, commit, git
+from helpers.paths import IMAGE_PYTHON, WORKERS, need_isolation, python_command
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, order_case
+from test_paired import commit, git
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare.evidence import PAIRED_RUN
@@ -32,7 +33,7 @@ def _checkout(
     (repo / "evals").mkdir(parents=True)
     for name, text in (files or {}).items():
         (repo / name).write_text(text)
-    suite = {"eval_set_id": "shop", "eval_cases": [_case("a"), _case("b")]}
+    suite = {"eval_set_id": "shop", "eval_cases": [order_case("a"), order_case("b")]}
     (repo / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
     git(repo, "init", "-q")
     base = commit(repo, main_table, "main")
@@ -135,7 +136,6 @@ def test_a_shallow_checkout_skips_paired_runs_with_a_note_in_the_report(
     assert any("shallow" in w for w in results["warnings"])
 
 
-IMAGE_PYTHON = Path(__file__).resolve().parent.parent / ".ci" / "image-venv" / "bin" / "python"
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace
 
 
@@ -146,13 +146,7 @@ def test_isolated_the_prs_user_runs_main_code_in_the_worktree(runner: Runner):
     import shutil
     import tempfile
 
-    if os.geteuid() != 0:
-        pytest.skip("needs root: the action switches the PR's code to a user of its own")
-    if not IMAGE_PYTHON.exists():
-        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    need_isolation()
     top = Path(tempfile.mkdtemp(prefix="agent-eval-paired-layout-"))
     top.chmod(0o755)
     try:

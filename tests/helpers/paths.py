@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent.parent
 ROOT = TESTS.parent
 WORKERS = TESTS / "workers"  # agents and protocol workers run in child processes
 # ADK's own integration eval files (a copy of google/adk-python's tests), beside the repo.
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adk-integration"
+# The image's interpreter and packages (scripts/image_venv.py), for tests that run the action
+# as the image does: as root, the PR's code under a user of its own.
+IMAGE_PYTHON = ROOT / ".ci" / "image-venv" / "bin" / "python"
+
+
+def need_isolation() -> None:
+    """Skip unless the action can switch the PR's code to a user of its own here: root, and
+    the image's virtualenv (on CI, which builds it, its absence fails the test)."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: the action switches the PR's code to a user of its own")
+    if not IMAGE_PYTHON.exists():
+        reason = f"the image's virtualenv is absent ({IMAGE_PYTHON}; python scripts/image_venv.py)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
 
 
 def python_command(script: Path, *args: str) -> str:
