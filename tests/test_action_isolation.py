@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import TOKEN, Runner, pr_payload
-from helpers.paths import IMAGE_PYTHON, ROOT, need_isolation
+from helpers.paths import IMAGE_PYTHON, ISOLATED, ROOT, need_isolation
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, ISOLATED]
 
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace and the file-command files
 FILE_COMMANDS = (

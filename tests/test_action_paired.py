@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import Runner, clean_env, pr_payload, zipped
-from helpers.paths import IMAGE_PYTHON, WORKERS, need_isolation, python_command
+from helpers.paths import IMAGE_PYTHON, ISOLATED, WORKERS, need_isolation, python_command
 from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, order_case
 from test_paired import commit, git
 
@@ -139,6 +139,7 @@ def test_a_shallow_checkout_skips_paired_runs_with_a_note_in_the_report(
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace
 
 
+@ISOLATED
 def test_isolated_the_prs_user_runs_main_code_in_the_worktree(runner: Runner):
     """As root, in GitHub's layout (the checkout owned by the runner's user): the action
     makes the worktree, and main's agent runs there as the PR's user, who can read it."""

@@ -17,6 +17,10 @@ SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adk-integration"
 # The image's interpreter and packages (scripts/image_venv.py), for tests that run the action
 # as the image does: as root, the PR's code under a user of its own.
 IMAGE_PYTHON = ROOT / ".ci" / "image-venv" / "bin" / "python"
+# Such tests share one xdist worker: two actions starting at once can pick the same unused uid
+# for their PR users (action/sandbox.create), and one's stage-end kill by uid would then end
+# the other's agent.
+ISOLATED = pytest.mark.xdist_group("pr_user")
 
 
 def need_isolation() -> None:
