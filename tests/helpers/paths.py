@@ -33,6 +33,12 @@ def need_isolation() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
+    from agent_eval_action.action.sandbox import open_to_others
+
+    if not open_to_others(ROOT / "src"):
+        # the action would then refuse to switch (sandbox._cannot_switch) and run the
+        # hostile probes as root, in this checkout: say so instead (`mktemp -d` makes 0700)
+        pytest.skip(f"the checkout {ROOT} is not readable by other users: no user switching")
 
 
 def python_command(script: Path, *args: str) -> str:

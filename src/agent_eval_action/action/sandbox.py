@@ -148,7 +148,7 @@ def _cannot_switch() -> str | None:
     if os.geteuid() != 0:
         return NOT_ROOT
     for path in (Path(sys.executable).resolve(), *_interpreter_folders()):
-        if not _open_to_others(path):
+        if not open_to_others(path):
             return (
                 f"{path} cannot be read by another user, so the pull request's code cannot "
                 "run as a user of its own: it runs as the action's user (see docs/security.md)"
@@ -162,7 +162,7 @@ def _interpreter_folders() -> list[Path]:
     return [Path(paths["stdlib"]), Path(paths["purelib"]), Path(__file__).resolve().parent]
 
 
-def _open_to_others(path: Path) -> bool:
+def open_to_others(path: Path) -> bool:
     """Whether a user with no relation to the owners can read `path` (and reach it)."""
     try:
         if not os.stat(path).st_mode & stat.S_IROTH:
