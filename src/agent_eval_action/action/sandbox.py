@@ -12,6 +12,12 @@ untrusted input. Whatever it leaves running is killed when each of its case-runs
 agent stage reaps what detaches: runners/reaper.py) and, by uid, when each of its stages
 ends: that kill is the one the PR's code cannot dodge.
 
+That kill must hit only this action's PR user, so the uid is the action's alone while it
+lives: it holds an advisory lock (flock) on that uid's file in a folder only root may write
+(`claims_folder`), and an action starting beside it (a self-hosted runner's host running
+several jobs) takes the next uid. The kernel drops the lock when its holder dies, so a
+crashed action leaves no stale claim.
+
 Switching user needs root (as container actions run). Where the action is not root
 (rootless runners, Podman, ARC without CAP_SETUID), PR code runs as the action's own user:
 `isolation_warning` says so once, in the log and in the report.
@@ -19,6 +25,7 @@ Switching user needs root (as container actions run). Where the action is not ro
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import stat
@@ -27,15 +34,19 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import InfrastructureError
 from ..runners.reaper import Proc, kill, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
 # overflow uid 65534 ("nobody"), which other software uses.
 FIRST_UID = 60001
+LAST_UID = 65533
 NAME = "agent-eval-pr"
+# The folder of the uid claims (one lock file per uid), in /run or the temporary folder.
+CLAIMS = "agent-eval-pr-uids"
 
 NOT_ROOT = (
     "the action does not run as root, so the pull request's code cannot run as a user of its "
@@ -44,12 +55,26 @@ NOT_ROOT = (
 )
 
 
+class Claim:
+    """An open lock file whose flock makes a uid this action's; released once."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with the last descriptor of the open file
+            self._fd = None
+
+
 @dataclass(frozen=True)
 class PrUser:
     uid: int
     gid: int
     scratch: Path  # 0700, owned by the PR user: its HOME, TMPDIR, caches, and the traces
     gap: str | None = None  # why the PR's code runs as the action's own user, if it does
+    # holds the uid until remove() (or the action's exit): no other action picks it
+    claim: Claim | None = field(default=None, compare=False, repr=False)
 
     @property
     def switched(self) -> bool:
@@ -87,7 +112,10 @@ class PrUser:
         return killed
 
     def remove(self) -> None:
+        """Delete the scratch folder and give up the uid (the stage-end kill has run)."""
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.claim is not None:
+            self.claim.release()
 
 
 def processes_of(uid: int) -> list[Proc]:
@@ -121,27 +149,112 @@ def owners(paths: Iterable[str | Path | None]) -> set[int]:
     return found
 
 
-def create(protected: Iterable[str | Path | None]) -> PrUser:
+def create(protected: Iterable[str | Path | None], claims: Path | None = None) -> PrUser:
     """The PR user: a uid and gid that are neither 0 nor those of any protected path (the
-    workspace, the file-command files), with its scratch folder. Where switching is not
-    possible, the action's own user, with `gap` saying why."""
+    workspace, the file-command files), that no live process has and that no other action
+    holds (its lock in `claims`, by default `claims_folder()`), with its scratch folder.
+    Where switching is not possible, the action's own user, with `gap` saying why."""
     gap = _cannot_switch()
     if gap is not None:
         scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
         for sub in ("home", "tmp", "cache"):
             (scratch / sub).mkdir(mode=0o700)
         return PrUser(uid=os.getuid(), gid=os.getgid(), scratch=scratch, gap=gap)
-    taken = owners(protected) | {0}
-    uid = FIRST_UID
-    while uid in taken or processes_of(uid):
-        uid += 1
-    scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
-    for sub in ("home", "tmp", "cache"):
-        (scratch / sub).mkdir()
-    for path in (scratch, *scratch.iterdir()):
-        os.chown(path, uid, uid)
-        path.chmod(0o700)
-    return PrUser(uid=uid, gid=uid, scratch=scratch)
+    uid, claim = _claim_uid(owners(protected) | {0}, claims or claims_folder())
+    try:
+        scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+        for sub in ("home", "tmp", "cache"):
+            (scratch / sub).mkdir()
+        for path in (scratch, *scratch.iterdir()):
+            os.chown(path, uid, uid)
+            path.chmod(0o700)
+    except BaseException:
+        claim.release()
+        raise
+    return PrUser(uid=uid, gid=uid, scratch=scratch, claim=claim)
+
+
+def claims_folder() -> Path:
+    """Where the uid claims live: in /run (root's alone) where the action may write there,
+    else in the temporary folder, where `_open_claims` refuses a folder another user made."""
+    run = Path("/run")
+    base = run if run.is_dir() and os.access(run, os.W_OK) else Path(tempfile.gettempdir())
+    return base / CLAIMS
+
+
+def _claim_uid(taken: set[int], folder: Path) -> tuple[int, Claim]:
+    """The first free uid from FIRST_UID, claimed: locked first, so that two actions
+    starting at once never both pass the check for live processes."""
+    folder_fd = _open_claims(folder)
+    try:
+        for uid in range(FIRST_UID, LAST_UID + 1):
+            if uid in taken:
+                continue
+            claim = _lock(folder, folder_fd, uid)
+            if claim is None:
+                continue  # another live action's PR user
+            if processes_of(uid):
+                claim.release()  # someone's processes: a crashed action's, or a user's
+                continue
+            return uid, claim
+    finally:
+        os.close(folder_fd)
+    raise InfrastructureError(
+        f"no uid from {FIRST_UID} to {LAST_UID} is free for the pull request's user: each "
+        f"owns a protected path, has processes, or is held by another action ({folder})"
+    )
+
+
+def _open_claims(folder: Path) -> int:
+    """The claims folder, opened (made root's, 0700, when absent). One that is a link, not
+    a folder, not root's, or writable by group or others is refused: the PR's code, another
+    user on this machine, may have planted it to redirect root's writes or hold every uid."""
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass  # checked below, as it is opened
+    except OSError as err:
+        raise InfrastructureError(
+            f"{folder}: cannot make the folder of the PR users' uid claims ({err.strerror})"
+        ) from None
+    refused = f"{folder}: refusing it as the folder of the PR users' uid claims"
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        why = "a symbolic link" if os.path.islink(folder) else err.strerror
+        raise InfrastructureError(f"{refused}: {why}; remove it (docs/security.md)") from None
+    info = os.fstat(fd)
+    why = None
+    if info.st_uid != 0:
+        why = f"owned by uid {info.st_uid}, not root"
+    elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        why = f"writable by group or others (mode {stat.S_IMODE(info.st_mode):o})"
+    if why is not None:
+        os.close(fd)
+        raise InfrastructureError(f"{refused}: {why}; remove it (docs/security.md)")
+    return fd
+
+
+def _lock(folder: Path, folder_fd: int, uid: int) -> Claim | None:
+    """The claim on `uid`, or None when another open lock file holds it. The file is never
+    truncated or followed through a link."""
+    name = f"{uid}.lock"
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=folder_fd)
+    except OSError as err:
+        raise InfrastructureError(
+            f"{folder / name}: cannot open the PR user's uid claim ({err.strerror})"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return Claim(fd)
 
 
 def _cannot_switch() -> str | None:
