@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes.github import REPO, Fault
@@ -76,6 +78,11 @@ def find(gh: GitHub, graph, tmp_path: Path, **kwargs) -> BaselineFound | NoBasel
     return find_artifact_baseline(gh, REPO, **options)
 
 
+def left_in(dest: Path) -> list[str]:
+    """What the lookup left in its folder: the baselines it chose, no download or scratch."""
+    return sorted(p.name for p in dest.iterdir()) if dest.exists() else []
+
+
 def loaded_sha(path: Path) -> str:
     baseline, why = load_baseline(str(path))
     assert baseline is not None, why
@@ -114,7 +121,7 @@ def test_the_merge_base_run_is_used(gh: GitHub, github_fake, graph, tmp_path: Pa
     assert found.run_url == run["html_url"]
     assert found.path == tmp_path / "baseline" / "results.json"
     assert loaded_sha(found.path) == main[5]
-    assert not list((tmp_path / "baseline").glob(".*tmp"))
+    assert left_in(tmp_path / "baseline") == ["results.json"]
 
 
 def test_nearest_older_ancestor_when_the_merge_base_has_no_run(
@@ -184,8 +191,8 @@ def test_digest_mismatch_is_skipped(gh: GitHub, github_fake, graph, tmp_path: Pa
     push_run(github_fake, graph["main"][5], digest="sha256:" + "0" * 64)
     found = find(gh, graph, tmp_path)
     assert isinstance(found, NoBaseline)
-    assert "digest" in found.reason
-    assert not (tmp_path / "baseline" / "results.json").exists()
+    assert "does not match its digest" in found.reason
+    assert left_in(tmp_path / "baseline") == []
 
 
 def test_fork_branch_named_main_is_ignored(gh: GitHub, github_fake, graph, tmp_path: Path) -> None:
@@ -247,6 +254,7 @@ def test_history_baselines_are_collected(gh: GitHub, github_fake, graph, tmp_pat
     assert found.history == [tmp_path / "baseline" / f"history-{n}.json" for n in (1, 2)]
     assert [loaded_sha(p) for p in found.history] == [main[4], main[2]]
     assert [r.source.sha for r in found.older] == [main[4], main[2]]  # loaded once, kept
+    assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
     assert len(github_fake.calls("list_run_artifacts")) == 3  # stopped once it had enough
 
 
@@ -267,7 +275,7 @@ def test_unusable_results_are_skipped_with_reasons(
     assert reason.startswith(f"no usable baseline for the merge-base {main[5][:7]}")
     assert "unreadable" in reason and "newer agent-eval-action" in reason
     assert "partial" in reason and "(and 2 more)" in reason
-    assert not (tmp_path / "baseline" / "results.json").exists()
+    assert left_in(tmp_path / "baseline") == []
     push_run(github_fake, main[0])
     found = find(gh, graph, tmp_path, history=0)
     assert isinstance(found, BaselineFound) and found.sha == main[0]
@@ -284,6 +292,7 @@ def test_missing_results_and_zip_slip_reasons(
     assert "has no results.json at its root (it holds report.md)" in found.reason
     assert "artifact unreadable:" in found.reason and "'../x'" in found.reason
     assert not (tmp_path / "x").exists()
+    assert left_in(tmp_path / "baseline") == []
 
 
 def test_raw_unzipped_artifact(gh: GitHub, github_fake, graph, tmp_path: Path) -> None:
@@ -291,6 +300,27 @@ def test_raw_unzipped_artifact(gh: GitHub, github_fake, graph, tmp_path: Path) -
     push_run(github_fake, main[5], results_json(main[5]))
     found = find(gh, graph, tmp_path)
     assert isinstance(found, BaselineFound) and loaded_sha(found.path) == main[5]
+    assert left_in(tmp_path / "baseline") == ["results.json"]
+
+
+def test_an_artifact_over_the_download_cap_is_skipped(github_fake, graph, tmp_path: Path) -> None:
+    class SmallCap(GitHub):
+        """The client with a download cap of 100 kB instead of 512 MB."""
+
+        def download_artifact(self, url: str, dest: Path, **kwargs: Any) -> str:
+            return super().download_artifact(url, dest, max_bytes=100_000, **kwargs)
+
+    main = graph["main"]
+    big = zipped({"results.json": results_json(main[5]), "padding.bin": os.urandom(200_000)})
+    push_run(github_fake, main[5], big)
+    push_run(github_fake, main[4])
+    gh = SmallCap("t", github_fake.url, retries=1, backoff=0, sleep=lambda s: None)
+    found = find(gh, graph, tmp_path, history=0)
+    assert isinstance(found, BaselineFound) and found.sha == main[4]
+    assert left_in(tmp_path / "baseline") == ["results.json"]
+    found = find(gh, graph, tmp_path, max_commits=1, dest=tmp_path / "alone")
+    assert isinstance(found, NoBaseline) and "100000 cap" in found.reason
+    assert left_in(tmp_path / "alone") == []
 
 
 def test_403_on_the_runs_list_names_the_permission(

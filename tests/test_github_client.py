@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 import requests
@@ -164,11 +165,16 @@ def test_refuses_to_send_the_token_to_another_host(gh: GitHub) -> None:
         gh.get("https://evil.example/steal")
 
 
-def test_artifact_download_follows_redirect_without_authorization(gh: GitHub, github_fake):
-    data = b"PK\x03\x04 zip bytes"
+def test_artifact_download_follows_redirect_without_authorization(
+    gh: GitHub, github_fake, tmp_path: Path
+) -> None:
+    data = b"PK\x03\x04 zip bytes" * 100_000  # more than one chunk of the stream
     artifact = github_fake.add_artifact("agent-eval-results", data)
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    assert gh.download_artifact(artifact["archive_download_url"], digest=digest) == data
+    dest = tmp_path / "downloads" / "artifact.zip"
+    assert gh.download_artifact(artifact["archive_download_url"], dest, digest=digest) == digest
+    assert dest.read_bytes() == data
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["artifact.zip"]
     (blob_request,) = github_fake.blob_log
     assert blob_request.status == 200
     assert "authorization" not in {k.lower() for k in blob_request.headers}
@@ -190,25 +196,42 @@ def test_blob_storage_rejects_the_authorization_header(github_fake) -> None:
     assert b"InvalidAuthenticationInfo" in blob.content
 
 
-def test_artifact_digest_mismatch_is_an_error(gh: GitHub, github_fake) -> None:
+def test_artifact_without_a_listed_digest_reports_its_own(
+    gh: GitHub, github_fake, tmp_path: Path
+) -> None:
     artifact = github_fake.add_artifact("agent-eval-results", b"data")
+    got = gh.download_artifact(artifact["archive_download_url"], tmp_path / "a.zip")
+    assert got == "sha256:" + hashlib.sha256(b"data").hexdigest()
+
+
+def test_artifact_digest_mismatch_is_an_error_and_leaves_no_file(
+    gh: GitHub, github_fake, tmp_path: Path
+) -> None:
+    artifact = github_fake.add_artifact("agent-eval-results", b"data")
+    dest = tmp_path / "a.zip"
     with pytest.raises(GitHubError, match="digest"):
-        gh.download_artifact(artifact["archive_download_url"], digest="sha256:" + "0" * 64)
+        gh.download_artifact(artifact["archive_download_url"], dest, digest="sha256:" + "0" * 64)
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_artifact_size_cap(gh: GitHub, github_fake) -> None:
-    artifact = github_fake.add_artifact("agent-eval-results", b"x" * 1000)
+def test_artifact_size_cap_leaves_no_file(gh: GitHub, github_fake, tmp_path: Path) -> None:
+    artifact = github_fake.add_artifact("agent-eval-results", b"x" * 3_000_000)
+    dest = tmp_path / "a.zip"
+    url = artifact["archive_download_url"]
     with pytest.raises(GitHubError, match="cap"):
-        gh.download_artifact(artifact["archive_download_url"], max_bytes=999)
-    assert gh.download_artifact(artifact["archive_download_url"], max_bytes=1000) == b"x" * 1000
+        gh.download_artifact(url, dest, max_bytes=2_999_999)
+    assert list(tmp_path.iterdir()) == []
+    gh.download_artifact(url, dest, max_bytes=3_000_000)
+    assert dest.read_bytes() == b"x" * 3_000_000
 
 
-def test_expired_artifact_is_artifact_expired(gh: GitHub, github_fake) -> None:
+def test_expired_artifact_is_artifact_expired(gh: GitHub, github_fake, tmp_path: Path) -> None:
     artifact = github_fake.add_artifact("agent-eval-results", b"data", expired=True)
     with pytest.raises(ArtifactExpired) as caught:
-        gh.download_artifact(artifact["archive_download_url"])
+        gh.download_artifact(artifact["archive_download_url"], tmp_path / "a.zip")
     assert caught.value.status == 410
     assert github_fake.blob_log == []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_410_elsewhere_is_a_plain_github_error(gh: GitHub, github_fake) -> None:

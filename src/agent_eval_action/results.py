@@ -524,11 +524,9 @@ class Results(Record, kw_only=True):
         return dump_json(self)
 
     def write(self, path: Path) -> None:
-        """Write atomically: a reader never sees half a file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(self.dump_json(), encoding="utf-8")
-        tmp.replace(path)
+        """Write the bytes of `dump_json` atomically (a reader never sees half a file), one
+        case at a time: 100,000 cases are hundreds of MB of JSON, never held at once."""
+        write_json(self, "cases", path)
 
 
 _RESULTS: Final = msgspec.json.Decoder(Results)
@@ -538,6 +536,38 @@ _ENCODER: Final = msgspec.json.Encoder()
 def dump_json(record: msgspec.Struct) -> str:
     """A record (Results, Diff) as the JSON written to files: one space of indentation."""
     return msgspec.json.format(_ENCODER.encode(record), indent=1).decode("utf-8")
+
+
+def write_json(record: Record, items: str, path: Path) -> None:
+    """Write `dump_json(record)` to `path` atomically (a temporary file beside it, then
+    renamed; removed if anything fails), with its list field `items` (a top-level key of
+    its JSON) encoded item by item, so that only one item's JSON is in memory at a time.
+
+    The record is formatted without the items (their key holds `[]`), and each item on
+    its own, indented two steps deeper: the list's place is found by its key at the first
+    level of indentation (a line break never occurs inside a JSON string, so no string
+    can look like it)."""
+    skeleton = msgspec.json.format(_ENCODER.encode(record.replace(**{items: []})), indent=1)
+    key = f'\n "{items}": '.encode()
+    at = skeleton.index(key + b"[]") + len(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("wb") as out:
+            values = getattr(record, items)
+            if not values:
+                out.write(skeleton)
+            else:
+                out.write(skeleton[:at] + b"[")
+                for index, value in enumerate(values):
+                    item = msgspec.json.format(_ENCODER.encode(value), indent=1)
+                    out.write(b",\n  " if index else b"\n  ")
+                    out.write(item.replace(b"\n", b"\n  "))
+                out.write(b"\n ]" + skeleton[at + 2 :])
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def json_schema() -> dict[str, Any]:

@@ -12,6 +12,8 @@ event and the runner (docs/security.md).
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InfrastructureError, InputError
@@ -35,6 +37,13 @@ from .publish import Target
 from .stages import compare_and_publish, record_only, run_suite
 
 SHARD_ARTIFACT = "{name}-shard-"  # shard jobs upload `<baseline-artifact>-shard-<I>`
+
+
+def _downloads(ctx: Context) -> tempfile.TemporaryDirectory[str]:
+    """A scratch folder for artifacts, in the output directory (so that what is taken out
+    of them is moved into it, not copied), removed when the block ends."""
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(dir=ctx.out_dir, prefix=".artifacts-")
 
 
 def _pr_target(ctx: Context) -> tuple[Target, BaselineQuery | None]:
@@ -81,13 +90,13 @@ def _own_results(ctx: Context, results: Results) -> Results:
     return results
 
 
-def _artifact_results(files: dict[str, bytes], path: Path) -> Results:
-    """An artifact's results.json, written to `path`, loaded and checked. Its bytes are let
-    go once written: the loader reads the file again, and a 100,000-case run's Results are
-    hundreds of MB."""
+def _artifact_results(taken: Path, path: Path) -> Results:
+    """An artifact's results.json, taken out to the file `taken`, moved to `path` (renamed,
+    never read into memory as a whole but by the loader), loaded and checked."""
     from ..compare.loading import load_results
 
-    path.write_bytes(files.pop("results.json"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(taken, path)
     results = load_results(str(path))
     check_scores(results, str(path))
     return results
@@ -201,39 +210,40 @@ def mode_comment(ctx: Context) -> int:
         return EXIT_PASS
     gh = ctx.require_gh("mode comment")
     name = ctx.settings.baseline_artifact
-    found = run_artifact_files(
-        gh, ctx.repo, event.id, lambda n: n == name, {"results.json", PR_FILE}
-    )
-    if not found or "results.json" not in found[0].files:
-        raise InfrastructureError(
-            f"run {event.id} has no artifact {name} with results.json: nothing to post"
-        )
-    files = found[0].files
     source = f"artifact {name} of run {event.id}"
-    if PR_FILE in files:
-        record = pr_record.parse(files[PR_FILE], source)
-    elif len(event.pull_requests) == 1:
-        record = PrRecord(event.pull_requests[0], event.head_sha)
-    else:
-        raise InputError(f"{PR_FILE} is missing: cannot tell which PR to post to", source)
-    if record.head_sha != event.head_sha:
-        raise InputError(
-            f"{PR_FILE} names head {record.head_sha[:12]}, but the run was for "
-            f"{event.head_sha[:12]}",
-            source,
-        )
-    pull = get_pull(gh, ctx.repo, record.number)
-    if pull.head_sha != event.head_sha:
-        print(
-            f"PR #{pull.number}'s head is {pull.head_sha[:12]}, not {event.head_sha[:12]} "
-            "(moved on, or not this run's PR): posting nothing"
-        )
-        return EXIT_PASS
     results_path = ctx.out_dir / "results.json"
-    try:
-        results = _artifact_results(files, results_path)
-    except InputError as err:
-        raise InputError(f"{source}: {err}") from None
+    with _downloads(ctx) as scratch:
+        found = run_artifact_files(
+            gh, ctx.repo, event.id, lambda n: n == name, {"results.json", PR_FILE}, Path(scratch)
+        )
+        if not found or "results.json" not in found[0].files:
+            raise InfrastructureError(
+                f"run {event.id} has no artifact {name} with results.json: nothing to post"
+            )
+        files = found[0].files
+        if PR_FILE in files:
+            record = pr_record.read(files[PR_FILE], source)
+        elif len(event.pull_requests) == 1:
+            record = PrRecord(event.pull_requests[0], event.head_sha)
+        else:
+            raise InputError(f"{PR_FILE} is missing: cannot tell which PR to post to", source)
+        if record.head_sha != event.head_sha:
+            raise InputError(
+                f"{PR_FILE} names head {record.head_sha[:12]}, but the run was for "
+                f"{event.head_sha[:12]}",
+                source,
+            )
+        pull = get_pull(gh, ctx.repo, record.number)
+        if pull.head_sha != event.head_sha:
+            print(
+                f"PR #{pull.number}'s head is {pull.head_sha[:12]}, not {event.head_sha[:12]} "
+                "(moved on, or not this run's PR): posting nothing"
+            )
+            return EXIT_PASS
+        try:
+            results = _artifact_results(files["results.json"], results_path)
+        except InputError as err:
+            raise InputError(f"{source}: {err}") from None
     # The artifact's `source` is the PR author's to write: the report links to the commit
     # and the run this job knows (the event's repository, the PR's head, the triggering run).
     trusted = Source(
@@ -265,17 +275,18 @@ def mode_merge(ctx: Context) -> int:
     if run_id is None:
         raise InputError("GITHUB_RUN_ID is not set: mode merge reads this run's artifacts")
     prefix = SHARD_ARTIFACT.format(name=ctx.settings.baseline_artifact)
-    found = run_artifact_files(
-        gh, ctx.repo, run_id, lambda n: n.startswith(prefix), {"results.json"}
-    )
     shard_dir = ctx.out_dir / "shards"
-    shard_dir.mkdir(parents=True, exist_ok=True)
     shards = []
-    for artifact in found:
-        if "results.json" not in artifact.files:
-            raise InfrastructureError(f"artifact {artifact.name} has no results.json")
-        shard = _artifact_results(artifact.files, shard_dir / f"{artifact.name}.json")
-        shards.append((artifact.name, shard))
+    with _downloads(ctx) as scratch:
+        found = run_artifact_files(
+            gh, ctx.repo, run_id, lambda n: n.startswith(prefix), {"results.json"}, Path(scratch)
+        )
+        for artifact in found:
+            if "results.json" not in artifact.files:
+                raise InfrastructureError(f"artifact {artifact.name} has no results.json")
+            taken = artifact.files["results.json"]
+            shard = _artifact_results(taken, shard_dir / f"{artifact.name}.json")
+            shards.append((artifact.name, shard))
     if not shards:
         raise InfrastructureError(
             f"no shard artifacts named {prefix}<I> in run {run_id}: did the shard jobs upload them?"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import read_bytes
 
 FILE_NAME = "pr.json"
 SCHEMA = "agent-eval-pr/1"
@@ -34,6 +35,12 @@ class PrRecord:
             data["base_sha"] = self.base_sha
         path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         return path
+
+
+def read(path: Path, source: str) -> PrRecord:
+    """The record in the file at `path`, taken out of `source` (an artifact): read only up
+    to a record's size, then parsed as `parse` does."""
+    return parse(read_bytes(path, f"{FILE_NAME} of {source}", MAX_BYTES), source)
 
 
 def parse(data: bytes, source: str) -> PrRecord:

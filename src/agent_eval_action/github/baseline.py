@@ -12,7 +12,6 @@ client's retries, or unreachable) is different: the GitHubError propagates (exit
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -287,39 +286,55 @@ class _Candidates:
             self.skipped.append(f"the artifact {self.name} of {what} has expired")
         return max(live, key=lambda a: a["id"]) if live else None
 
-    def results_of(self, run: dict[str, Any], artifact: dict[str, Any]) -> bytes | None:
-        """The artifact's results.json, or None (reason kept); raises when GitHub is down."""
-        what = f"the artifact {self.name} of run {run['id']} ({short(run['head_sha'])})"
+    def results_of(self, run: dict[str, Any], artifact: dict[str, Any], path: Path) -> bool:
+        """Write the artifact's results.json to `path`; False when it is unusable (reason
+        kept). Raises when GitHub is down. The artifact is streamed to a scratch folder
+        beside `path` and its results.json to `path`: at 100,000 cases they are hundreds
+        of MB, never held in memory."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=path.parent, prefix=".artifact-") as scratch:
+            archive = Path(scratch) / "artifact.zip"
+            if not self._download(run, artifact, archive):
+                return False
+            return self._extract(run, archive, Path(scratch) / "files", path)
+
+    def _what(self, run: dict[str, Any]) -> str:
+        return f"the artifact {self.name} of run {run['id']} ({short(run['head_sha'])})"
+
+    def _download(self, run: dict[str, Any], artifact: dict[str, Any], archive: Path) -> bool:
         self.downloads += 1
         try:
-            data = self.gh.download_artifact(artifact["archive_download_url"])
+            actual = self.gh.download_artifact(artifact["archive_download_url"], archive)
         except ArtifactExpired:
-            self.skipped.append(f"{what} has expired")
-            return None
+            self.skipped.append(f"{self._what(run)} has expired")
+            return False
         except GitHubError as exc:
             limited = exc.status == 429 or "rate limit" in exc.message.lower()
             refused = exc.status is not None and 400 <= exc.status < 500 and not limited
             too_big = exc.status is None and exc.message.startswith("artifact ")  # size cap
             if refused or too_big:
-                self.skipped.append(f"{what} could not be downloaded ({exc.message})")
-                return None
+                self.skipped.append(f"{self._what(run)} could not be downloaded ({exc.message})")
+                return False
             raise
         digest = artifact.get("digest")
-        if isinstance(digest, str) and digest.startswith("sha256:"):
-            actual = "sha256:" + hashlib.sha256(data).hexdigest()
-            if actual != digest:
-                self.skipped.append(f"{what} does not match its digest (got {actual[:19]}…)")
-                return None
+        if isinstance(digest, str) and digest.startswith("sha256:") and actual != digest:
+            self.skipped.append(f"{self._what(run)} does not match its digest (got {actual[:19]}…)")
+            return False
+        return True
+
+    def _extract(self, run: dict[str, Any], archive: Path, folder: Path, path: Path) -> bool:
+        what = self._what(run)
         try:
-            files = artifacts.read_files(data, {RESULTS_NAME}, source=what)
+            files = artifacts.extract_files(archive, {RESULTS_NAME}, folder, source=what)
         except artifacts.ArtifactError as exc:
             self.skipped.append(f"artifact unreadable: {exc}")
-            return None
+            return False
         if RESULTS_NAME not in files:
-            held = ", ".join(artifacts.entry_names(data)[:5]) or "nothing"
+            held = ", ".join(artifacts.entry_names(archive)[:5]) or "nothing"
             self.skipped.append(f"{what} has no {RESULTS_NAME} at its root (it holds {held})")
-            return None
-        return files[RESULTS_NAME]
+            return False
+        os.replace(files[RESULTS_NAME], path)
+        return True
 
 
 def summarise(skipped: list[str]) -> str:
@@ -390,13 +405,10 @@ def find_artifact_baseline(
                 if cannot_see(exc):
                     return NoBaseline(_access_reason(exc, f"the artifacts of run {run['id']}"))
                 raise
-            data = None if artifact is None else candidates.results_of(run, artifact)
-            if artifact is None or data is None:
-                continue
             path = baseline_path(dest, 0 if found is None else len(older) + 1)
+            if artifact is None or not candidates.results_of(run, artifact, path):
+                continue
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
-            write_atomically(path, data)
-            del data
             results, unusable = install(path, what)
             if results is None:
                 candidates.skipped.append(str(unusable))

@@ -9,9 +9,12 @@ method, because GitHub refused them without acting, up to a cap on the total wai
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -22,6 +25,7 @@ USER_AGENT = "agent-eval-action"
 RETRIED_METHODS = frozenset({"GET", "PATCH", "PUT", "DELETE"})
 RETRIED_STATUSES = (500, 502, 503, 504)
 ARTIFACT_MAX_BYTES = 512 * 1024 * 1024
+_CHUNK = 1 << 20  # bytes of a download written at a time
 SECONDARY_DEFAULT_WAIT = 60.0  # GitHub's advice when a secondary limit names no wait
 
 
@@ -188,45 +192,68 @@ class GitHub:
             response = self.request("GET", next_url)
 
     def download_artifact(
-        self, url: str, *, max_bytes: int = ARTIFACT_MAX_BYTES, digest: str | None = None
-    ) -> bytes:
-        """An artifact's zip: GitHub answers 302 to blob storage, which must get no token."""
+        self,
+        url: str,
+        dest: Path,
+        *,
+        max_bytes: int = ARTIFACT_MAX_BYTES,
+        digest: str | None = None,
+    ) -> str:
+        """Stream an artifact's zip to the file `dest`; returns its digest, "sha256:<hex>".
+
+        GitHub answers 302 to blob storage, which must get no token. The bytes are never
+        held in memory: the size cap is counted and the digest computed as they arrive,
+        and the listed `digest` (when it is a sha256) checked at the end. On any failure
+        nothing is left at `dest`: the bytes go to a temporary file beside it, renamed
+        into place once complete and checked."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
         try:
-            response = self.request("GET", url, allow_redirects=False)
+            response = self.request("GET", url, allow_redirects=False, stream=True)
         except GitHubError as exc:
             if exc.status == 410:
                 raise ArtifactExpired(410, exc.message, exc.url) from None
             raise
-        if response.is_redirect:
-            location = response.headers["Location"]
-            with _session(self._retries, self._backoff) as plain:
-                # auth=no-op: no Authorization header, and no .netrc credentials either.
-                blob = plain.get(location, stream=True, timeout=self.timeout, auth=lambda r: r)
-                if blob.status_code >= 400:
-                    # The signed URL carries a secret: report only its host.
-                    where = requests.utils.urlparse(location).netloc
-                    raise GitHubError(blob.status_code, _error_message(blob), f"https://{where}/…")
-                data = _read_capped(blob, max_bytes, url)
-        else:
-            data = _read_capped(response, max_bytes, url)
-        if digest and digest.startswith("sha256:"):
-            actual = "sha256:" + hashlib.sha256(data).hexdigest()
-            if actual != digest:
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out, response:
+                if response.is_redirect:
+                    actual = self._follow(response.headers["Location"], out, max_bytes, url)
+                else:
+                    actual = _write_capped(response, out, max_bytes, url)
+            if digest and digest.startswith("sha256:") and actual != digest:
                 raise GitHubError(
                     None, f"artifact digest is {actual}, not the listed {digest}", url
                 )
-        return data
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return actual
+
+    def _follow(self, location: str, out: BinaryIO, max_bytes: int, url: str) -> str:
+        """The redirect's body written to `out` (its digest returned), with no credentials."""
+        # auth=no-op: no Authorization header, and no .netrc credentials either.
+        with (
+            _session(self._retries, self._backoff) as plain,
+            plain.get(location, stream=True, timeout=self.timeout, auth=lambda r: r) as blob,
+        ):
+            if blob.status_code >= 400:
+                # The signed URL carries a secret: report only its host.
+                where = requests.utils.urlparse(location).netloc
+                raise GitHubError(blob.status_code, _error_message(blob), f"https://{where}/…")
+            return _write_capped(blob, out, max_bytes, url)
 
 
-def _read_capped(response: requests.Response, max_bytes: int, url: str) -> bytes:
+def _write_capped(response: requests.Response, out: BinaryIO, max_bytes: int, url: str) -> str:
+    """Write the body to `out`, refusing it past `max_bytes`; its sha256 digest."""
     declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > max_bytes:
         raise GitHubError(None, f"artifact is {declared} bytes, over the {max_bytes} cap", url)
-    chunks, size = [], 0
-    for chunk in response.iter_content(chunk_size=1 << 16):
+    digest, size = hashlib.sha256(), 0
+    for chunk in response.iter_content(chunk_size=_CHUNK):
         size += len(chunk)
         if size > max_bytes:
-            response.close()
             raise GitHubError(None, f"artifact exceeds the {max_bytes}-byte cap", url)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        digest.update(chunk)
+        out.write(chunk)
+    return "sha256:" + digest.hexdigest()
