@@ -1,5 +1,5 @@
-"""Results.write streams a Results to its file case by case (results.write_json): the bytes
-on disk are exactly `dump_json`'s, and the write is atomic."""
+"""Results.write and Diff.write stream a record to its file case by case
+(results.write_json): the bytes on disk are exactly `dump_json`'s, and the write is atomic."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 from helpers.factory import case, results
 from helpers.paths import ROOT
 
+from agent_eval_action.compare import compare
 from agent_eval_action.compare.loading import load_results
+from agent_eval_action.compare.model import Diff
 from agent_eval_action.results import (
     Actual,
     Content,
@@ -20,7 +22,8 @@ from agent_eval_action.results import (
 )
 
 T, R = "tool_trajectory_avg_score", "response_match_score"
-RICH = ROOT / "tests" / "data" / "results_v1" / "rich.results.json"
+OLD = ROOT / "tests" / "data" / "results_v1"
+RICH = OLD / "rich.results.json"
 
 
 def _turn(text: str) -> InvocationRecord:
@@ -64,3 +67,23 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
         broken.write(path)
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
     assert path.read_text(encoding="utf-8") == "old"
+
+
+@pytest.mark.parametrize(
+    "built",
+    [
+        lambda: compare(
+            load_results(str(RICH)), load_results(str(OLD / "rich-baseline.results.json"))
+        ),
+        lambda: compare(_several(), _several().replace(cases=[])),
+        lambda: compare(results(), results()),
+        lambda: Diff.from_json((OLD / "rich.diff.json").read_bytes()),
+    ],
+    ids=["compared", "all cases new", "no cases", "read from a file"],
+)
+def test_a_diff_is_written_as_dump_json_and_a_line_break(tmp_path: Path, built) -> None:
+    diff = built()
+    path = tmp_path / "diff.json"
+    diff.write(path)
+    assert path.read_bytes() == (diff.dump_json() + "\n").encode("utf-8")
+    assert Diff.from_json(path.read_bytes()) == diff

@@ -538,10 +538,11 @@ def dump_json(record: msgspec.Struct) -> str:
     return msgspec.json.format(_ENCODER.encode(record), indent=1).decode("utf-8")
 
 
-def write_json(record: Record, items: str, path: Path) -> None:
-    """Write `dump_json(record)` to `path` atomically (a temporary file beside it, then
-    renamed; removed if anything fails), with its list field `items` (a top-level key of
-    its JSON) encoded item by item, so that only one item's JSON is in memory at a time.
+def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> None:
+    """Write `dump_json(record)`, then `end`, to `path` atomically (a temporary file beside
+    it, then renamed; removed if anything fails), with its list field `items` (a top-level
+    key of its JSON, never omitted) encoded item by item, so that only one item's JSON is
+    in memory at a time.
 
     The record is formatted without the items (their key holds `[]`), and each item on
     its own, indented two steps deeper: the list's place is found by its key at the first
@@ -556,14 +557,14 @@ def write_json(record: Record, items: str, path: Path) -> None:
         with tmp.open("wb") as out:
             values = getattr(record, items)
             if not values:
-                out.write(skeleton)
+                out.write(skeleton + end)
             else:
                 out.write(skeleton[:at] + b"[")
                 for index, value in enumerate(values):
                     item = msgspec.json.format(_ENCODER.encode(value), indent=1)
                     out.write(b",\n  " if index else b"\n  ")
                     out.write(item.replace(b"\n", b"\n  "))
-                out.write(b"\n ]" + skeleton[at + 2 :])
+                out.write(b"\n ]" + skeleton[at + 2 :] + end)
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -99,7 +99,7 @@ def write_reports(
     trend = "\n" + trend if trend else ""
     summary = markdown.summary(diff, results, options, limit=markdown.SUMMARY_LIMIT - size(trend))
     summary += trend
-    (out_dir / "diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
+    diff.write(out_dir / "diff.json")
     (out_dir / "report.md").write_text(comment, encoding="utf-8")
     (out_dir / "summary.md").write_text(summary, encoding="utf-8")
     if page:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
 
 from ..core import Axis
-from ..results import Instant, Record, Source, Status, dump_json
+from ..results import Instant, Record, Source, Status, dump_json, write_json
 
 DIFF_SCHEMA: Final = "agent-eval-diff/1"
 
@@ -254,3 +255,8 @@ class Diff(Record, kw_only=True):
 
     def dump_json(self) -> str:
         return dump_json(self)
+
+    def write(self, path: Path) -> None:
+        """Write `dump_json` and a line break, atomically and one case at a time (the
+        Diff of 100,000 cases is hundreds of MB of JSON, never held at once)."""
+        write_json(self, "cases", path, end=b"\n")
