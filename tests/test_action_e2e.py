@@ -186,6 +186,9 @@ def test_fork_pr_then_workflow_run_posts_after_the_sha_check(runner: Runner, bas
     assert "gold_express_refund" in comment["body"]
     (check,) = fake.check_runs.values()
     assert check["head_sha"] == head and check["conclusion"] == "failure"
+    # the artifacts were streamed to scratch folders, removed once read
+    assert (runner.out_dir / "results.json").exists()
+    assert not list(runner.out_dir.rglob(".artifact*"))
 
 
 def test_workflow_run_refuses_a_pr_record_for_another_head(runner: Runner, baseline_results):

@@ -90,6 +90,14 @@ def test_shards_merged_by_the_merge_job_post_one_comment(runner: Runner, baselin
     assert done.returncode == 1, done.stderr
     merged = json.loads((runner.out_dir / "results.json").read_text())
     assert len(merged["cases"]) == 6 and merged["shard"] is None
+    # each shard's results.json was streamed out of its artifact and moved, not copied, to
+    # shards/; the scratch folder of the downloads is gone
+    shards_dir = runner.out_dir / "shards"
+    assert sorted(p.name for p in shards_dir.iterdir()) == [
+        f"agent-eval-results-shard-{i}.json" for i in (1, 2, 3)
+    ]
+    assert [p.read_bytes() for p in sorted(shards_dir.iterdir())] == list(shards.values())
+    assert not list(runner.out_dir.rglob(".artifact*"))
     (comment,) = fake.comments_on(7)
     assert "gold_express_refund" in comment["body"]
     (check,) = fake.check_runs.values()
