@@ -1,12 +1,15 @@
 """Gate trust at the default settings: one run per case on the PR, confirmation re-runs,
-and main's history as the action fetches it (or none, as on the first PRs).
+and main's history as the action fetches it, or none (the first PRs after adoption: main's
+first baseline, recorded with main's sampling).
 
     python bench/gate_trust_single.py --no-history-trials 600   # docs/statistics.md's table
     python bench/gate_trust_single.py                 # 3,000 trials per cell (about 1.5 hours)
     python bench/gate_trust_single.py --trials 500    # a quick look
 
 Every trial goes through the real engine: `compare()` against the baseline (one run per
-case) with main's older baselines as history, then the confirmation rounds as
+case) with main's older baselines as history, or against a first baseline whose cases ran
+again until each had `baseline-runs` runs or did the same thing three times
+(`pipeline/confirm.sampling_rounds`, `compare/confirm.to_sample` deciding), then the confirmation rounds as
 `pipeline/confirm.py` runs them (`compare/confirm.py`'s `to_confirm` picks the cases; each
 round adds one re-run per case, recorded with `confirms`), until nothing is left to
 confirm. A noisy case's run passes with its probability (drawn per case from the shape's
@@ -36,12 +39,13 @@ import gate_trust as base_sim
 
 from agent_eval_action.compare import compare
 from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
-from agent_eval_action.pipeline.confirm import rounds
+from agent_eval_action.pipeline.confirm import rounds, sampling_rounds
 from agent_eval_action.pipeline.options import DEFAULTS
 
 CONFIRM_RUNS = 3
 CONFIRM_LIMIT = DEFAULTS.run.confirm_limit  # the action's default
 HISTORY = DEFAULT_HISTORY  # older baselines, as the action fetches them by default
+BASELINE_RUNS = DEFAULTS.run.baseline_runs  # main's sampling of a first baseline
 
 
 @dataclass(frozen=True)
@@ -91,14 +95,41 @@ def _results(runs: list[list], confirm_runs: int | None = None):
     return base_sim.results_of(cases, 1, confirm_runs)
 
 
+def sampled_baseline(shape: Shape, probs: np.ndarray, rng, scenario: str):
+    """main's baseline as a push run records it with no history: each case runs again until
+    it has `BASELINE_RUNS` runs or is seen to be deterministic (pipeline/confirm.py's
+    sampling rounds, compare/confirm.to_sample deciding)."""
+    runs = _side(shape, probs, rng, scenario, pr=False)
+    first_noisy = shape.cases - shape.noisy
+
+    def sample(wanted: list, round_number: int):
+        for key, what in wanted:
+            index = int(key.eval_id.removeprefix("case"))
+            if index < first_noisy:
+                tool, rouge, _record = runs[index][0]
+                record = base_sim._record(
+                    1 + round_number, tool == 1.0, "bad" if tool == 0.0 else "ok", what
+                )
+                runs[index].append((tool, rouge, record))
+            else:
+                passes = scenario != "d" and rng.random() < probs[index - first_noisy]
+                runs[index].append(_run(rng, 1 + round_number, passes, what))
+        return _results(runs)
+
+    sampling_rounds(_results(runs), known=[], runs=BASELINE_RUNS, sample=sample)
+    return _results(runs)
+
+
 def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, int]:
     """(did the gate fail, extra case-runs) for one simulated pull request."""
     rng = np.random.default_rng(seed)
     probs = rng.uniform(shape.low, shape.high, shape.noisy)
     pr_probs = probs - 0.2 if scenario == "c" else probs
-    baseline = _results(_side(shape, probs, rng, scenario, pr=False))
-    older = [_results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)]
-    older = older if history else []
+    if history:
+        baseline = _results(_side(shape, probs, rng, scenario, pr=False))
+        older = [_results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)]
+    else:  # main's first baseline: recorded with sampling runs, nothing older
+        baseline, older = sampled_baseline(shape, probs, rng, scenario), []
     pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
     first_noisy = shape.cases - shape.noisy
     extra = 0
@@ -167,22 +198,28 @@ def _row(shape: Shape, scenario: str, history: str, failed: int, trials: int) ->
     }
 
 
-def measure(trials: int, no_history_trials: int | None = None) -> list[dict]:
+def measure(
+    trials: int,
+    no_history_trials: int | None = None,
+    histories: tuple[bool, ...] = (True, False),
+    scenarios: tuple[str, ...] = tuple(SCENARIOS),
+) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
-    `no_history_trials` for the cells without (slower: every flip is re-run)."""
+    `no_history_trials` for the cells without (slower: main's sampling, and most flips
+    re-run). `histories` and `scenarios` pick the cells."""
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in SHAPES:
-            for scenario in SCENARIOS:
+            for scenario in scenarios:
                 if scenario == "c" and shape.noisy < 60:
                     continue
-                for history in (True, False):
+                for history in histories:
                     count = trials if history else (no_history_trials or trials)
                     failed = extra = 0
                     for f, e in pool.map(_cell, _jobs(scenario, count, shape, scenario, history)):
                         failed += f
                         extra += e
-                    label = f"{HISTORY} older" if history else "none"
+                    label = f"{HISTORY} older" if history else f"sampled {BASELINE_RUNS}"
                     row = _row(shape, scenario, label, failed, count)
                     rows.append({**row, "extra": extra / count / shape.cases})
     return rows
@@ -210,8 +247,19 @@ def main() -> None:
     parser.add_argument(
         "--paired", action="store_true", help="also (a) and (c) with paired runs, no history"
     )
+    parser.add_argument(
+        "--history",
+        choices=("both", "yes", "no"),
+        default="both",
+        help="the cells with main's history, without it (a sampled first baseline), or both",
+    )
+    parser.add_argument(
+        "--scenarios", default="".join(SCENARIOS), help="which scenarios, e.g. ad (default abcd)"
+    )
     args = parser.parse_args()
-    rows = measure(args.trials, args.no_history_trials)
+    histories = {"both": (True, False), "yes": (True,), "no": (False,)}[args.history]
+    scenarios = tuple(s for s in SCENARIOS if s in args.scenarios)
+    rows = measure(args.trials, args.no_history_trials, histories, scenarios)
     print(table(rows))
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
     if args.paired:
@@ -223,7 +271,8 @@ if __name__ == "__main__":
     main()
 
 
-# Paired runs on the merge-base (pipeline/paired.py, `paired: true`), with no history: each
+# Paired runs on the merge-base (pipeline/paired.py, `paired: true`), with no history and a
+# baseline of one run per case (main's sampling off, `baseline-runs: 1`): each
 # confirmation round (and suite round) also runs its cases once on main's code, kept as one
 # more history entry whose runs count as main's (compare/evidence.PAIRED_RUN).
 PAIRED_SCENARIOS = ["a", "c"]

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The contract (docs/action.md): every input and output of action.yml.
 DESIGN_INPUTS = {
     "evals", "agent", "command", "adk-api", "adk-history", "config", "num-runs",
-    "concurrency", "confirm-runs", "confirm-limit", "paired", "history", "trajectory-policy", "mode", "baseline", "baseline-artifact",
+    "concurrency", "confirm-runs", "confirm-limit", "baseline-runs", "paired", "history", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
     "initial-session", "strip-thoughts", "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
@@ -33,6 +33,7 @@ DESIGN_DEFAULTS = {
     "concurrency": "8",
     "confirm-runs": "3",
     "confirm-limit": "300",
+    "baseline-runs": "10",
     "paired": "false",
     "history": "10",
     "mode": "auto",

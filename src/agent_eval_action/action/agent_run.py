@@ -33,7 +33,7 @@ from ..compare.model import Diff
 from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..metrics.judge.settings import JUDGE_KEY_ENV
-from ..pipeline.confirm import rounds
+from ..pipeline.confirm import rounds, sampling_rounds
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED, replace_in
 from ..results import Results
 from ..runners.environment import scrubbed_environment
@@ -384,9 +384,10 @@ def run_evals(
                 return
             paired.traces.append(copy)
 
-        def confirm(
-            wanted: list[tuple[CaseKey, str]], round_number: int
-        ) -> tuple[Diff, Results] | None:
+        def extra_round(wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
+            """The wanted cases once more (a confirmation, suite or sampling round) as the
+            PR user, every traces file scored again: the new Results, or None when the round
+            was cancelled or failed."""
             nonlocal code
             plan = user.scratch / f"confirm-{round_number}.json"
             run = settings.num_runs + round_number
@@ -409,7 +410,13 @@ def run_evals(
             if paired is not None and paired.traces:
                 nonlocal merge_base
                 merge_base = _grown_merge_base(out_dir, known_now, merge_base)
-            return _diff(out_dir), load_results(str(results))
+            return load_results(str(results))
+
+        def confirm(
+            wanted: list[tuple[CaseKey, str]], round_number: int
+        ) -> tuple[Diff, Results] | None:
+            new = extra_round(wanted, round_number)
+            return None if new is None else (_diff(out_dir), new)
 
         warnings: list[str] = []
         confirming = gate and baseline is not None  # a shard its own cases, no suite round
@@ -434,6 +441,14 @@ def run_evals(
                     paired.close()
         elif settings.paired and gate:
             paired_note = SKIPPED.format(why=NO_ROUNDS)
+        if not gate and settings.baseline_runs > 1 and code in (EXIT_PASS, EXIT_GATE_FAILED):
+            # recording main's baseline: main's sampling (pipeline/confirm.py)
+            sampling_rounds(
+                load_results(str(results)),
+                known=known_now,
+                runs=settings.baseline_runs,
+                sample=extra_round,
+            )
     return RunOutcome(
         code=code,
         results_path=results,

@@ -31,6 +31,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "concurrency": str(DEFAULTS.run.concurrency),
     "confirm-runs": str(DEFAULTS.run.confirm_runs),
     "confirm-limit": str(DEFAULTS.run.confirm_limit),
+    "baseline-runs": str(DEFAULTS.run.baseline_runs),
     "paired": str(DEFAULTS.run.paired).lower(),
     "history": str(HISTORY),
     "mode": "auto",
@@ -144,6 +145,11 @@ def clean_confirm_runs(text: str) -> int:
 
 def clean_confirm_limit(text: str) -> int:
     return _whole("confirm-limit", text, DEFAULTS.run.confirm_limit, least=0)
+
+
+def clean_baseline_runs(text: str) -> int:
+    """Main's sampling on a push (compare/confirm.to_sample); 0 and 1 turn it off."""
+    return max(1, _whole("baseline-runs", text, DEFAULTS.run.baseline_runs, least=0))
 
 
 def clean_paired(text: str) -> bool:
@@ -332,6 +338,7 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "concurrency": clean_concurrency,
     "confirm-runs": clean_confirm_runs,
     "confirm-limit": clean_confirm_limit,
+    "baseline-runs": clean_baseline_runs,
     "paired": clean_paired,
     "history": clean_history,
     "trajectory-policy": clean_trajectory_policy,
@@ -371,6 +378,7 @@ class Settings:
     concurrency: int
     confirm_runs: int
     confirm_limit: int
+    baseline_runs: int
     paired: bool
     history: int
     trajectory_policy: TrajectoryPolicy | None

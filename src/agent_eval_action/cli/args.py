@@ -263,6 +263,27 @@ def add_paired(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_recording(parser: argparse.ArgumentParser) -> None:
+    """`run --record-baseline [--baseline-runs N]` (main's sampling, pipeline/confirm.py)."""
+    runs = DEFAULTS.run.baseline_runs
+    parser.add_argument(
+        "--record-baseline",
+        action="store_true",
+        help="this run records main's baseline: it gates nothing (as --fail-on never) and "
+        "runs no confirmation re-runs; instead each case runs again until main has "
+        "--baseline-runs runs of it, counting --baseline's and --history's, or is seen to be "
+        "deterministic (sampling runs, marked as such in the Results)",
+    )
+    parser.add_argument(
+        "--baseline-runs",
+        type=positive_int,
+        default=runs,
+        metavar="N",
+        help=f"with --record-baseline: the runs on main each case is sampled to (1: none; "
+        f"default {runs})",
+    )
+
+
 def add_merge_base_traces(parser: argparse.ArgumentParser) -> None:
     """`score`: the merge-base's traces the action's paired agent stages wrote."""
     parser.add_argument(
@@ -335,6 +356,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         config=args.config,
         confirm_runs=args.confirm_runs,
         confirm_limit=args.confirm_limit,
+        baseline_runs=getattr(args, "baseline_runs", DEFAULTS.run.baseline_runs),
         paired=getattr(args, "paired", None) is not None
         or bool(getattr(args, "merge_base_traces", None)),
         initial_session=args.initial_session,

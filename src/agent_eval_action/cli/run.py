@@ -33,6 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_run_options(parser)
     common.add_gate_options(parser)
     common.add_paired(parser)
+    common.add_recording(parser)
     add_output(parser)
 
 
@@ -69,6 +70,8 @@ def prepare(
 
     shard = common.shard(args)
     gate = common.gate_options(args)
+    if getattr(args, "record_baseline", False):
+        gate = gate.recording()  # a baseline gates nothing
     runner = runner_from_args(args) if agent else None
     job = prepare_job(
         args.eval_paths,
@@ -124,9 +127,11 @@ def finish(
 
         notes = [SKIPPED.format(why=IN_A_SHARD if job.shard is not None else NO_ROUNDS)]
         print(f"note: {notes[0]}", file=sys.stderr)
-    if runner is not None and args.baseline is not None:
+    if runner is not None and getattr(args, "record_baseline", False):
+        scored = _sampled(job, ExtraRuns(job, case_runs, scored, runner, scored_runs))
+    elif runner is not None and args.baseline is not None:
         scored, baseline, more = _confirmed(
-            args, job, case_runs, scored, gate, runner, scored_runs, source,
+            args, job, ExtraRuns(job, case_runs, scored, runner, scored_runs), gate, source,
             pair=paired and job.shard is None,
         )  # fmt: skip
         notes += more
@@ -181,6 +186,8 @@ def finish(
 
             print(report(alone, results, args))
         write_html(alone, results, job.baseline, args)
+    if getattr(args, "record_baseline", False):
+        code = EXIT_PASS  # recorded, gated on nothing (not even its thresholds)
     return gating.judged_code(results, scored.judged, code)
 
 
@@ -218,14 +225,66 @@ def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: Gate
     )
 
 
+class ExtraRuns:
+    """Rounds of extra runs with this process's runner (confirmation re-runs, main's
+    sampling): each round the wanted cases once more, numbered after the suite's own and
+    saying why they ran, then every run scored again (only the new ones judged)."""
+
+    def __init__(
+        self,
+        job: Job,
+        case_runs: CaseRuns,
+        scored: Scored,
+        runner: Runner,
+        scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
+    ):
+        self.job, self.runs, self.latest = job, case_runs, scored
+        self.runner, self.scored_runs = runner, scored_runs
+
+    def round(self, wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
+        """The round's Results, or None when it was cancelled."""
+        from ..pipeline.confirm import confirmation_plan
+        from ..pipeline.run_cases import run_cases
+        from ..traces import CaseRuns
+
+        plan = confirmation_plan(self.job.plan, wanted, self.job.plan.num_runs + round_number)
+        new = run_cases(plan, self.runner, simulator=self.job.judge)
+        self.runs = CaseRuns(
+            self.runs.runner,
+            self.runs.target,
+            self.runs.started_at,
+            [*self.runs.traces, *new.traces],
+            self.runs.cancelled or new.cancelled,
+            adk_version=self.runs.adk_version,
+        )
+        self.latest = self.scored_runs(self.runs, self.latest.judged)
+        return None if new.cancelled else self.latest.results
+
+
+def _sampled(job: Job, extra: ExtraRuns) -> Scored:
+    """Main's sampling (pipeline/confirm.sampling_rounds): a recorded baseline's cases run
+    again until main has `--baseline-runs` runs of each, counting --baseline's and
+    --history's."""
+    from ..pipeline.confirm import sampling_rounds
+
+    if extra.latest.results.partial:
+        return extra.latest
+    added = sampling_rounds(
+        extra.latest.results,
+        known=list(job.baseline.known),
+        runs=job.options.baseline_runs,
+        sample=extra.round,
+    )
+    if added:
+        print(f"main's sampling: {added} more case-run(s)", file=sys.stderr)
+    return extra.latest
+
+
 def _confirmed(
     args: argparse.Namespace,
     job: Job,
-    case_runs: CaseRuns,
-    scored: Scored,
+    extra: ExtraRuns,
     gate: GateOptions,
-    runner: Runner,
-    scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
     source: Source,
     *,
     pair: bool,
@@ -235,16 +294,14 @@ def _confirmed(
     the baseline with the merge-base's Results as history, notes for the Results)."""
     from ..pipeline import gate as gating
     from ..pipeline import paired as pairing
-    from ..pipeline.confirm import confirmation_plan, rounds
+    from ..pipeline.confirm import rounds
     from ..pipeline.paired import replace_in, with_merge_base
-    from ..pipeline.run_cases import run_cases
-    from ..traces import CaseRuns
     from .paired import PairedStage
 
+    scored = extra.latest
     if job.options.confirm_runs < 1 or scored.results.partial:
         off = pair and job.options.confirm_runs < 1
         return scored, job.baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
-    runs_so_far, latest = case_runs, scored
     known = list(job.baseline.known)  # main's record: the rounds re-read it each round
     baseline = job.baseline
     stage = PairedStage(args, job, source) if pair else None
@@ -252,19 +309,8 @@ def _confirmed(
     def confirm(
         wanted: list[tuple[CaseKey, str]], round_number: int
     ) -> tuple[Diff, Results] | None:
-        nonlocal runs_so_far, latest
-        plan = confirmation_plan(job.plan, wanted, job.plan.num_runs + round_number)
-        new = run_cases(plan, runner, simulator=job.judge)
-        runs_so_far = CaseRuns(
-            runs_so_far.runner,
-            runs_so_far.target,
-            runs_so_far.started_at,
-            [*runs_so_far.traces, *new.traces],
-            runs_so_far.cancelled or new.cancelled,
-            adk_version=runs_so_far.adk_version,
-        )
-        latest = scored_runs(runs_so_far, latest.judged)
-        if new.cancelled:
+        results = extra.round(wanted, round_number)
+        if results is None:
             return None
         if stage is not None:
             nonlocal baseline
@@ -273,7 +319,7 @@ def _confirmed(
             if grown is not None:
                 replace_in(known, before, grown)
                 baseline = with_merge_base(job.baseline, grown)
-        return gating.gate(latest.results, baseline, gate), latest.results
+        return gating.gate(results, baseline, gate), results
 
     try:
         _, warnings = rounds(
@@ -287,6 +333,7 @@ def _confirmed(
     finally:
         if stage is not None:
             stage.close()
+    latest = extra.latest
     latest.results.warnings.extend(warnings)
     if stage is not None and stage.side is not None and stage.side.results is not None:
         print(f"note: {pairing.summary(stage.side.results)}", file=sys.stderr)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
 from .evidence import (
+    SAMPLING_RUN,
     SUITE_ROUND,
     MainRuns,
     add_runs,
@@ -41,6 +42,7 @@ from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff
 
 EPSILON = 1e-9
 SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
+SAMPLING_SETTLED = 3  # runs on main, all alike, that settle a case as deterministic
 
 
 def suite_round_runs(case: CaseResult) -> list[int]:
@@ -70,6 +72,16 @@ def original(case: CaseResult) -> CaseResult:
         else Status.PASSED
     )
     return case.replace(metrics=metrics, runs=runs, status=status)
+
+
+def originals(results: Results) -> Results:
+    """The Results with each case as its own runs scored it (`original`): the same object
+    when no run re-ran anything. A baseline's sampling runs (`to_sample`) are main's record
+    of the case, never the baseline's scores."""
+    cases = [original(case) for case in results.cases]
+    if all(new is old for new, old in zip(cases, results.cases, strict=True)):
+        return results
+    return results.replace(cases=cases)
 
 
 def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
@@ -260,6 +272,25 @@ def to_confirm(
             f"{m.axis} {m.metric}: {m.reason.split('; confirmed')[0]}" for m in regressed
         )
         wanted.append((key, what))
+    return wanted
+
+
+def to_sample(current: Results, known: Sequence[Results], runs: int) -> list[tuple[CaseKey, str]]:
+    """Main's sampling: the cases of `current`, a run on main that records the baseline, to
+    run once more because main has fewer than `runs` finished runs of them (its own and
+    `known`'s: the older baselines), with why. One run per case cannot tell a noisy case from
+    a steady one, and a pull request's suite-level test can only see a broad drop as clearly
+    as main's record of each case allows; with the history of several baselines there is
+    nothing to sample. A case whose first `SAMPLING_SETTLED` runs all did the same thing is
+    settled as deterministic; one with no finished run (errored) is not sampled."""
+    record = main_runs([*known, current])
+    wanted = []
+    for case in current.cases:
+        main = record.get(case.key, MainRuns())
+        have = len(main.behaviours)
+        if not 0 < have < runs or (have >= SAMPLING_SETTLED and main.deterministic):
+            continue
+        wanted.append((case.key, f"{SAMPLING_RUN}: {have} of {runs} runs"))
     return wanted
 
 

@@ -116,14 +116,18 @@ def compare(
     if baseline is None:
         reason = no_baseline_reason or "no baseline was given"
         notes = [f"No baseline: {reason}. Cases are judged by their thresholds alone."]
+        # as its own runs scored each case: a recorded baseline's sampling runs are main's
+        # record, shown as the baseline's scores nowhere
+        current = confirm.originals(current)
         cases = [_without_baseline(case) for case in current.cases]
         suite_tests: list[SuiteTest] = []
         sensitivity: list[Sensitivity] = []
         matching = Matching(common=len(current.cases))
     else:
+        known = [*history, baseline]  # main's record: with the baseline's sampling runs
+        baseline = confirm.originals(baseline)  # its cases as its own runs scored them
         matching = match_cases(baseline, current)
         notes = comparability_notes(baseline, current, matching)
-        known = [*history, baseline]
         main = main_runs(known)
         flaky = set(known_flaky) | flaky_in_history(known)
         extra: dict[int, list[dict[str, bool]]] = {}  # id(case diff) -> its suite re-runs

@@ -29,6 +29,10 @@ _GRID = np.linspace(0.0, 1.0, 2001)
 PAIRED_RUN = "paired run on the merge-base"
 # How a suite round's runs say what they confirm (compare/confirm.py): every case alike
 SUITE_ROUND = "the suite-level test"
+# How a baseline's sampling runs say why they ran (compare/confirm.to_sample): main's own
+# record of a case that had too few runs there, taken before any pull request, whatever the
+# case did; they count as main's recorded runs, not as the baseline's scores
+SAMPLING_RUN = "sampling run on main"
 
 
 @dataclass
@@ -85,19 +89,19 @@ def add_runs(main: MainRuns, case: CaseResult) -> None:
     main.passed.extend(passed)
     for i, p in zip(kept, passed, strict=True):
         confirms = case.runs[i].confirms
-        if confirms is None:
+        if confirms is None or confirms.startswith(SAMPLING_RUN):
             main.recorded.append(p)
         if _fair(confirms):
             main.sampled.append(p)
 
 
 def _on_main(confirms: str | None) -> bool:
-    return confirms is None or confirms.startswith(PAIRED_RUN)
+    return confirms is None or confirms.startswith((PAIRED_RUN, SAMPLING_RUN))
 
 
 def _fair(confirms: str | None) -> bool:
     """Whether a run on main was taken whatever the case did here."""
-    if confirms is None:
+    if confirms is None or confirms.startswith(SAMPLING_RUN):
         return True
     paired_with = confirms.partition(": ")[2]
     return confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm
+from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm, to_sample
 from ..compare.model import Diff
 from ..core import CaseKey
 from ..results import Results
@@ -91,3 +91,33 @@ def rounds(
                 return diff, warnings
             diff, current = new
     return diff, warnings
+
+
+def sampling_rounds(
+    current: Results,
+    *,
+    known: Sequence[Results],
+    runs: int,
+    sample: Callable[[list[tuple[CaseKey, str]], int], Results | None],
+) -> int:
+    """Main's sampling, when a run records the baseline: while cases have fewer than `runs`
+    finished runs on main (compare/confirm.to_sample), each runs once more, a round at a
+    time. `sample(wanted, round)` runs them (the agent stage), scores everything again and
+    returns the new Results, or None when it was cancelled. At most `runs` - 1 rounds: a
+    case whose runs end in errors gains none. The case-runs it added."""
+    added = 0
+    for round_number in range(1, runs):
+        wanted = to_sample(current, known, runs)
+        if not wanted:
+            break
+        print(
+            f"sampling {len(wanted)} case(s) on main: round {round_number}, until each has "
+            f"{runs} runs here or is seen to be deterministic",
+            file=sys.stderr,
+        )
+        new = sample(wanted, round_number)
+        if new is None:
+            break
+        current = new
+        added += len(wanted)
+    return added

@@ -32,6 +32,11 @@ class RunOptions:
     # merge-base's code, main's record of them; off unless asked for (`run --paired REF`,
     # the action's `paired: true`)
     paired: bool = False
+    # Main's sampling (compare/confirm.to_sample): a run that records main's baseline (`run
+    # --record-baseline`, the action on a push) runs a case again until main has this many
+    # runs of it, its own and the older baselines', or it is seen to be deterministic: a first
+    # baseline stands in for the history main does not have yet (1: off)
+    baseline_runs: int = 10
     # ADK's `initial_session_file`: the session of every legacy .test.json row file
     initial_session: str | None = None
     # response_match_score without the model's thought parts (ADK keeps them in the text)
