@@ -76,7 +76,7 @@ def is_zip(path: Path) -> bool:
 
 
 class _Budget:
-    """The decompressed bytes still allowed, for one entry and for all of them."""
+    """Counts decompressed bytes against the caps: for one entry, and for all of them."""
 
     def __init__(self, entry_cap: int, total_cap: int, fail: Callable[[str], NoReturn]):
         self.entry_cap, self.total_cap, self.fail = entry_cap, total_cap, fail
@@ -113,7 +113,7 @@ class _Written:
 
     def __init__(self, dest: Path):
         self.dest = dest
-        self.paths: list[Path] = []  # files, then the folders made for them, in order
+        self.paths: list[Path] = []  # the folders made and the files, in that order
 
     def target(self, name: str) -> Path:
         """Where the entry `name` goes (its folders made); it counts as written from now."""

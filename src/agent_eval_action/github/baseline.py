@@ -98,9 +98,9 @@ def baseline_path(dest: Path, n: int = 0) -> Path:
 
 
 def install(path: Path, what: str) -> tuple[Results | None, str | None]:
-    """Load candidate Results the caller wrote to `path` (and then let go of their bytes: at
-    100,000 cases they are hundreds of MB that would stay beside the loaded Results) as a
-    baseline: (the Results, None), or (None, why they are unusable), the file then removed."""
+    """Load the candidate Results at `path` (streamed there from an artifact, or written
+    from the data branch) as a baseline: (the Results, None), or (None, why they are
+    unusable), the file then removed."""
     results, why = load_baseline(str(path))
     if results is None:
         why = why or "unreadable"
