@@ -538,6 +538,9 @@ def dump_json(record: msgspec.Struct) -> str:
     return msgspec.json.format(_ENCODER.encode(record), indent=1).decode("utf-8")
 
 
+_OPEN, _CLOSE = b"[\n [\n", b"\n ]\n]"  # around an item formatted inside two brackets
+
+
 def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> None:
     """Write `dump_json(record)`, then `end`, to `path` atomically (a temporary file beside
     it, then renamed; removed if anything fails), with its list field `items` (a top-level
@@ -545,9 +548,9 @@ def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> N
     in memory at a time.
 
     The record is formatted without the items (their key holds `[]`), and each item on
-    its own, indented two steps deeper: the list's place is found by its key at the first
-    level of indentation (a line break never occurs inside a JSON string, so no string
-    can look like it)."""
+    its own, inside two brackets so that it comes out two levels deep, as in the list;
+    the list's place is found by its key at the first level of indentation (a line break
+    never occurs inside a JSON string, so no string can look like it)."""
     skeleton = msgspec.json.format(_ENCODER.encode(record.replace(**{items: []})), indent=1)
     key = f'\n "{items}": '.encode()
     at = skeleton.index(key + b"[]") + len(key)
@@ -561,9 +564,9 @@ def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> N
             else:
                 out.write(skeleton[:at] + b"[")
                 for index, value in enumerate(values):
-                    item = msgspec.json.format(_ENCODER.encode(value), indent=1)
-                    out.write(b",\n  " if index else b"\n  ")
-                    out.write(item.replace(b"\n", b"\n  "))
+                    nested = msgspec.json.format(b"[[" + _ENCODER.encode(value) + b"]]", indent=1)
+                    out.write(b",\n" if index else b"\n")
+                    out.write(memoryview(nested)[len(_OPEN) : -len(_CLOSE)])
                 out.write(b"\n ]" + skeleton[at + 2 :] + end)
         tmp.replace(path)
     except BaseException:
