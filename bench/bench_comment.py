@@ -12,6 +12,7 @@ and the `workflow_run` event. Timed: the whole action process (`agent-eval-actio
 mode comment): downloading both artifacts, checking and loading both Results, comparing,
 rendering and posting the comment, the check run and the job summary. Its wall time and
 its own peak RSS (VmHWM, printed by the process as it exits), the best of --repeat runs.
+The figures measured, and where the memory goes: bench/README.md, "The comment job at scale".
 """
 
 from __future__ import annotations
