@@ -47,9 +47,9 @@ def _suite(folder: Path) -> Path:
     return evals
 
 
-def _results_of(evals: Path, seed: str, out: Path) -> bytes:
+def _results_of(evals: Path, seed: str, out: Path, *recording: str) -> bytes:
     argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(out)]
-    argv += ["--command", python_command(NOISY, seed)]
+    argv += ["--command", python_command(NOISY, seed), *recording]
     subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True, check=False)
     return out.read_bytes()
 
@@ -71,13 +71,38 @@ def _main_with_history(runner: Runner, evals: Path) -> tuple[list[str], str]:
     return main, head
 
 
-def _pr(runner: Runner, seed: str, *, dropped: str | None = None, history: str = "5"):
+def _sampled_main(runner: Runner, evals: Path) -> tuple[list[str], str]:
+    """main: one push run whose baseline was recorded with main's sampling (the first after
+    adoption: nothing older), a PR off it."""
+    fake = runner.fake
+    main = fake.linear_history(2)
+    out = runner.tmp / "main-0.json"
+    data = _results_of(evals, "main-0", out, "--record-baseline", "--baseline-runs", "10")
+    run = fake.add_workflow_run(
+        head_sha=main[0], path=".github/workflows/agent-eval.yml", event="push"
+    )
+    fake.add_artifact(
+        "agent-eval-results", zipped({"results.json": data}), run_id=run["id"], digest=True
+    )
+    head = fake.linear_history(1, parent=main[0], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[1])
+    return main, head
+
+
+def _pr(
+    runner: Runner,
+    seed: str,
+    *,
+    dropped: str | None = None,
+    history: str = "5",
+    sampled: bool = False,
+):
     evals = _suite(runner.tmp)
-    main, head = _main_with_history(runner, evals)
+    main, head = (_sampled_main if sampled else _main_with_history)(runner, evals)
     command = python_command(NOISY, seed, *([dropped] if dropped else []))
     env = runner.env(
         "pull_request",
-        pr_payload(7, head, main[3]),
+        pr_payload(7, head, main[-1]),
         evals=str(evals),
         command=command,
         history=history,
@@ -114,3 +139,24 @@ def test_a_tool_no_longer_called_fails(runner: Runner, seed: str):
     (trajectory,) = [t for t in diff["suite_tests"] if t["axis"] == "trajectory"]
     assert trajectory["significant"], diff["suite_tests"]
     assert any("got worse together on the trajectory axis" in r for r in diff["verdict"]["reasons"])
+
+
+@pytest.mark.parametrize("seed", ["4", "5", "20"])
+def test_an_unchanged_noisy_agent_passes_against_a_sampled_first_baseline(runner: Runner, seed):
+    done, diff = _pr(runner, seed, history="0", sampled=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for case in diff["cases"]:
+        assert case["change"] not in ("regressed", "new_failure"), case
+
+
+@pytest.mark.parametrize("seed", ["4", "17"])
+def test_a_tool_no_longer_called_fails_against_a_sampled_first_baseline(runner: Runner, seed):
+    done, diff = _pr(runner, seed, dropped="lookup", history="0", sampled=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    cases = {c["eval_id"]: c for c in diff["cases"]}
+    # main's ten runs of each reworded case never missed the lookup: each is blamed on the
+    # trajectory axis after 3 re-runs, the noisy ones too (order3's own run on main took its
+    # other tool path for some seeds: failing there already)
+    for n in (0, 1, 2, 4, 5):
+        assert cases[f"order{n}"]["axes"]["trajectory"] == "new_failure", cases[f"order{n}"]
+        assert cases[f"order{n}"]["confirmation"] == {"runs": 3, "reproduced": 3}

@@ -136,3 +136,25 @@ def test_older_results_without_confirm_runs_keep_an_unconfirmed_regression():
     baseline, history = _main([1.0] * 6, ["ok"] * 6, others=9)
     diff = compare(_current(b, *_steady(9), confirm_runs=None), baseline, history=history)
     assert _b(diff)[0] == "new_failure"
+
+
+def test_a_streak_that_could_still_blame_is_re_run_up_to_confirm_runs():
+    """Every re-run so far showed the failure again and more re-runs could still make the
+    streak unlikely enough: the case stays undecided and is re-run again, until confirm-runs."""
+    baseline, history = _main([1.0] * 6, [f"w{i}" for i in range(6)], others=1)
+    known = [*history, baseline]
+    for done in (1, 2):
+        b = _confirmed(case("b", {TRAJ: [0.0] * (1 + done)}, [f"x{i}" for i in range(1 + done)]), 2)
+        current = _current(b, *_steady(1))
+        diff = compare(current, baseline, history=history)
+        assert [key.eval_id for key, _ in to_confirm(diff, current, known, 3)] == ["b"]
+        change, reason = _b(diff)
+        assert change == "new_failure" and reason.endswith(
+            f"shown again in {done}/{done} re-runs so far"
+        )
+    # the third: blamed (0 of 6 on main, 4 of 4 here, in a suite of 2)
+    b = _confirmed(case("b", {TRAJ: [0.0] * 4}, ["x1", "x2", "x3", "x4"]), first=2)
+    current = _current(b, *_steady(1))
+    diff = compare(current, baseline, history=history)
+    assert to_confirm(diff, current, known, 3) == []
+    assert "failed 4 of 4 runs here, 0 of 6 on main" in _b(diff)[1]

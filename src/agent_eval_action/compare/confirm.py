@@ -145,6 +145,12 @@ def settle(
                 m.reason = f"{_moved(m)}, though the case varies on main"
             m.reason = f"{m.reason}; {why}"
             continue
+        left = (confirm_runs or 0) - runs
+        if counts[m.metric] == runs and left > 0 and _can_blame([m], current, main, family, left):
+            # every re-run so far showed it again, and the ones left may still blame it:
+            # undecided until they ran (to_confirm asks for them)
+            m.reason = f"{m.reason}; shown again in {runs}/{runs} re-runs so far"
+            continue
         _noise(
             diff,
             m,
