@@ -26,6 +26,7 @@ from agent_eval_action.report.cuts import (
     OTHERS,
     REGRESSIONS,
     TEXT,
+    WARNINGS,
     counted,
 )
 
@@ -266,6 +267,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "flaky",
         "efficiency",
         "notes",
+        "warnings",
         "legend",
         "detects",
         "scoring",
@@ -273,6 +275,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
     ]
     assert sections.steps(sections.SECTIONS) == [
         OTHERS,
+        WARNINGS,
         NOTES,
         EVAL_SETS,
         TEXT,
@@ -380,3 +383,23 @@ def test_zero_cases():
     current = results()
     text = markdown.comment(compare(current, current), current)
     assert "**Gate failed** (fail-on <code>regression</code>): no case was evaluated" in text
+
+
+def test_the_runs_warnings_are_listed_collapsed_and_not_said_twice():
+    diff, current = mixed()
+    current.warnings[:] = [
+        "evals/orders.evalset.json:3: warning: unknown key 'foo'",
+        "the judge model answered 2 requests only after retries",
+        "confirmation re-runs stopped at the limit of 300 extra case-runs",
+    ]
+    # the action says what a run could not do at the top of the report too
+    diff.verdict.notes.append("⚠️ Confirmation re-runs stopped at the limit of 300 extra case-runs.")
+    text = markdown.comment(diff, current, OPTIONS)
+    page = structure(text)
+    assert "⚠️ 2 warnings from this run" in text
+    assert "unknown key 'foo'" in text and "only after retries" in text
+    assert text.lower().count("stopped at the limit") == 1
+    assert page.tags["details"] == 12  # one more collapsed section
+    # under the size budget they go right after the other cases, and the ✂️ note counts them
+    assert sections.steps(sections.SECTIONS)[:2] == [OTHERS, WARNINGS]
+    assert counted({WARNINGS: 2, NOTES: 1}) == "1 note, 2 warnings"

@@ -16,7 +16,7 @@ from typing import Literal
 from ..core import AXES
 from . import efficiency, view
 from .budget import Cut, Detail
-from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, TEXT
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, TEXT, WARNINGS
 from .model import Report
 
 # head: verdict, provenance and the eval set table (a check run's summary);
@@ -63,6 +63,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS, *_TURNS)),
     Section("efficiency", "body", efficiency.efficiency, "efficiency.md.j2", (OTHERS,)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
+    Section("warnings", "body", view.warnings, "warnings.md.j2", (WARNINGS,)),
     Section("legend", "body", view.legend, "legend.md.j2"),
     Section("detects", "body", view.detects, "detects.md.j2"),
     Section("scoring", "body", efficiency.scoring, "scoring.md.j2"),

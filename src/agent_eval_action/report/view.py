@@ -27,7 +27,7 @@ from ..core import AXES, Axis, CaseKey
 from ..results import Results, Source, Status
 from . import escape
 from .budget import Cut, Detail, Listing, size
-from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, WARNINGS
 from .divergence import divergence_text
 from .escape import Md
 from .labels import (
@@ -512,6 +512,19 @@ class Notes:
 def notes(report: Report, detail: Detail) -> Notes:
     notes = [n for n in report.diff.notes if not is_no_baseline(n)]
     return Notes(Listing.of(NOTES, notes, detail))
+
+
+@dataclass(frozen=True)
+class Warnings:
+    warnings: Listing[str]  # what the run warned of (eval files, the judge, the baseline)
+
+
+def warnings(report: Report, detail: Detail) -> Warnings:
+    """The run's warnings, from its Results, but those the top of the report already says
+    (the action puts what a run could not do there too)."""
+    said = " ".join(report.diff.verdict.notes).casefold()
+    shown = [w for w in dict.fromkeys(report.current.warnings) if w.casefold() not in said]
+    return Warnings(Listing.of(WARNINGS, shown, detail))
 
 
 @dataclass(frozen=True)
