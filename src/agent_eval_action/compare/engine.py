@@ -525,6 +525,14 @@ def _side_passes(
     return list(zip(*padded, strict=True))
 
 
+def _shared(
+    runs: list[tuple[float, ...]], rows: dict[tuple[float, ...], tuple[float, ...]]
+) -> list[tuple[float, ...]]:
+    """The rows, each the one tuple kept for its values: a suite's runs pass in a few ways,
+    and 100,000 cases' rows would otherwise be as many tuples of their own."""
+    return [rows.setdefault(row, row) for row in runs]
+
+
 def _pass_rows(
     runs: list[dict[str, bool]], names: Mapping[Axis, list[str]]
 ) -> list[tuple[float, ...]]:
@@ -585,6 +593,8 @@ def _suite_tests(
     axes: tuple[Axis, ...] = ("trajectory", "response")
     strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
     second: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
+    rounds_ran = any(extra.values())  # else there is no second test to build rows for
+    rows: dict[tuple[float, ...], tuple[float, ...]] = {}  # one tuple per distinct pass row
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
     rates: dict[Axis, list[tuple[float, int, int]]] = {axis: [] for axis in axes}
     for case in cases:
@@ -600,16 +610,20 @@ def _suite_tests(
         if _known_deterministic(case, record):  # judged on its own, like any certain change
             continue
         names = {axis: [m.metric for m in family[axis]] for axis in axes}
-        on_main = _pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline")
-        sampled = _pass_rows(record.sampled, names) or on_main
-        here = _side_passes(family, axes, "current")
-        more = here + _pass_rows(extra.get(id(case), []), names)
+        on_main = _shared(
+            _pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline"), rows
+        )
+        here = _shared(_side_passes(family, axes, "current"), rows)
+        sampled, more = on_main, here
+        if rounds_ran:
+            sampled = _shared(_pass_rows(record.sampled, names), rows) or on_main
+            more = here + _shared(_pass_rows(extra.get(id(case), []), names), rows)
+            second.append((sampled, more))
         for i, axis in enumerate(axes):
             if family[axis] and on_main and here:
                 rate = sum(row[i] for row in on_main) / len(on_main)
                 rates[axis].append((rate, len(on_main), len(here)))
         strata.append((on_main, here))
-        second.append((sampled, more))
         for i, axis in enumerate(axes):
             if family[axis] and len({row[i] for row in sampled + more}) > 1:  # it can weigh
                 deltas[axis].append(sum(m.delta for m in family[axis]) / len(family[axis]))  # type: ignore[misc]
@@ -628,7 +642,7 @@ def _suite_tests(
     if not tested:
         return [], sensitivity
     p_values = stats.stratified_shift_p(strata, axes)
-    again = stats.stratified_shift_p(second, axes) if any(extra.values()) else None
+    again = stats.stratified_shift_p(second, axes) if rounds_ran else None
     rounds = max((len(runs) for runs in extra.values()), default=0)
     tests = []
     for axis in tested:

@@ -35,7 +35,7 @@ SUITE_ROUND = "the suite-level test"
 SAMPLING_RUN = "sampling run on main"
 
 
-@dataclass
+@dataclass(slots=True)  # one per case: 100,000 of them in a large suite
 class MainRuns:
     """The finished runs of one case on main: what each did, and which metrics it passed."""
 
@@ -108,11 +108,24 @@ def _fair(confirms: str | None) -> bool:
 
 
 def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
-    """Per run (by index), which metrics reached their threshold (unscored ones left out)."""
+    """Per run (by index), which metrics reached their threshold (unscored ones left out).
+    Runs that passed alike share one mapping (read, never changed): a suite's runs pass in
+    a few ways, and main's record keeps one per run of every case."""
     return [
-        {name: passed for name, m in case.metrics.items() if (passed := _passed(m, i)) is not None}
+        _alike(
+            tuple(
+                (name, passed)
+                for name, m in case.metrics.items()
+                if (passed := _passed(m, i)) is not None
+            )
+        )
         for i in runs
     ]
+
+
+@cache
+def _alike(outcome: tuple[tuple[str, bool], ...]) -> dict[str, bool]:
+    return dict(outcome)
 
 
 def _passed(metric: MetricResult, run: int) -> bool | None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..compare.loading import load_baseline
+from ..compare.loading import as_history, load_baseline
 from ..results import Results
 from . import artifacts, commits
 from .client import ArtifactExpired, GitHub, GitHubError
@@ -416,7 +416,7 @@ def find_artifact_baseline(
             if found is None:
                 found = (distance, sha, run, artifact, results)
             else:
-                older.append((path, results))
+                older.append((path, as_history(results)))
             break  # one baseline per commit
     if found is not None:
         distance, sha, run, artifact, results = found

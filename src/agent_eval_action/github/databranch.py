@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..compare.loading import as_history
 from ..results import Results
 from .baseline import (
     HISTORY,
@@ -341,7 +342,7 @@ def find_branch_baseline(
         elif found is None:
             found = (distance, sha, results)
         else:
-            older.append((path, results))
+            older.append((path, as_history(results)))
     if found is not None:
         distance, sha, results = found
         return BaselineFound(

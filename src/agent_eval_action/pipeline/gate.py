@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..compare import compare, load_baseline
+from ..compare.loading import as_history
 from ..compare.policy import parse_fail_on
 from ..core import Axis
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
@@ -50,7 +51,7 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
         return NONE_GIVEN
     require_file(path, "--baseline")
     results, reason = load_baseline(path)
-    older = tuple(b for b, _ in map(load_baseline, history) if b is not None)
+    older = tuple(as_history(b) for b, _ in map(load_baseline, history) if b is not None)
     warnings: tuple[str, ...] = ()
     if results is None:
         warnings = (f"warning: {no_baseline_warning(reason)}",)
