@@ -25,6 +25,8 @@ from helpers.action_harness import (
 )
 from helpers.paths import ROOT
 
+from agent_eval_action.compare.evidence import PAIRED_RUN
+
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
 
@@ -313,3 +315,58 @@ def test_eval_files_given_by_absolute_path_annotate_repository_paths(
     (check,) = fake.check_runs.values()
     (annotation,) = check["_annotations"]
     assert annotation["path"] == "examples/evals/support.evalset.json"
+
+
+def _fork_comment(runner: Runner, baseline_results: bytes, extra: dict[str, bytes]):
+    """A fork's PR run (mode compare), its output-dir uploaded with `extra` files, then the
+    workflow_run comment job; (the comment job's process, its PR number's comments)."""
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3], head_repo="forker/demo")
+    runner.run(runner.env("pull_request", pr_payload(7, head, main[3], fork=True), mode="compare"))
+    pr_run = fake.add_workflow_run(
+        head_sha=head, event="pull_request", head_branch="feature",
+        path=".github/workflows/agent-eval.yml", head_repository=fake.fork_repo(),
+    )  # fmt: skip
+    files = {n: (runner.out_dir / n).read_bytes() for n in ("results.json", "pr.json")}
+    fake.add_artifact("agent-eval-results", zipped({**files, **extra}), run_id=pr_run["id"])
+    payload = {
+        "action": "completed",
+        "workflow_run": {
+            "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
+            "head_sha": head, "head_branch": "feature", "pull_requests": [],
+            "path": ".github/workflows/agent-eval.yml",
+            "head_repository": {"full_name": "forker/demo"},
+        },
+        "repository": repository(),
+    }  # fmt: skip
+    runner.out_dir = runner.tmp / "comment-out"
+    return runner.run(runner.env("workflow_run", payload, command="", mode="comment"))
+
+
+def test_the_comment_job_weighs_the_pr_runs_paired_runs_as_it_did(
+    runner: Runner, baseline_results: bytes
+):
+    """With `paired: true` the PR run wrote merge-base.json (main's record of its re-run
+    cases) into output-dir; the fork-safe comment job compares with it too."""
+    paired = json.loads(baseline_results)
+    paired["source"]["sha"] = "9" * 40
+    for case in paired["cases"]:
+        for run in case["runs"]:
+            run["confirms"] = f"{PAIRED_RUN} {'9' * 12}: trajectory: passed -> failed"
+    done = _fork_comment(runner, baseline_results, {"merge-base.json": json.dumps(paired).encode()})
+    assert done.returncode == 1, done.stderr
+    (comment,) = runner.fake.comments_on(7)
+    assert "🔀 **Paired runs:** 6 re-run case(s) ran 6 time(s) on the merge-base" in comment["body"]
+    assert (runner.out_dir / "merge-base.json").is_file()
+
+
+def test_the_comment_job_leaves_out_paired_runs_it_cannot_read(
+    runner: Runner, baseline_results: bytes
+):
+    done = _fork_comment(runner, baseline_results, {"merge-base.json": b"{not json"})
+    assert done.returncode == 1, done.stderr  # the gate's verdict, posted all the same
+    assert "merge-base.json left out, compared without its paired runs" in done.stdout
+    (comment,) = runner.fake.comments_on(7)
+    assert "merge-base.json left out" in comment["body"]
+    assert not (runner.out_dir / "merge-base.json").exists()

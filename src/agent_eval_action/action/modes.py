@@ -18,6 +18,8 @@ from pathlib import Path
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InfrastructureError, InputError
 from ..pipeline.bounds import check_scores
+from ..pipeline.paired import FILE_NAME as MERGE_BASE_FILE
+from ..pipeline.paired import summary as paired_summary
 from ..results import Results, Source
 from . import outputs
 from .baseline_source import BaselineQuery, ChosenBaseline, choose_baseline
@@ -213,8 +215,9 @@ def mode_comment(ctx: Context) -> int:
     source = f"artifact {name} of run {event.id}"
     results_path = ctx.out_dir / "results.json"
     with _downloads(ctx) as scratch:
+        wanted = {"results.json", PR_FILE, MERGE_BASE_FILE}
         found = run_artifact_files(
-            gh, ctx.repo, event.id, lambda n: n == name, {"results.json", PR_FILE}, Path(scratch)
+            gh, ctx.repo, event.id, lambda n: n == name, wanted, Path(scratch)
         )
         if not found or "results.json" not in found[0].files:
             raise InfrastructureError(
@@ -244,6 +247,8 @@ def mode_comment(ctx: Context) -> int:
             results = _artifact_results(files["results.json"], results_path)
         except InputError as err:
             raise InputError(f"{source}: {err}") from None
+        paired = files.get(MERGE_BASE_FILE)
+        merge_base = _paired_runs(ctx, paired, source) if paired is not None else None
     # The artifact's `source` is the PR author's to write: the report links to the commit
     # and the run this job knows (the event's repository, the PR's head, the triggering run).
     trusted = Source(
@@ -260,7 +265,25 @@ def mode_comment(ctx: Context) -> int:
     )
     query = BaselineQuery(pull.base_sha, pull.head_sha, ctx.default_branch, workflow)
     baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
+    if merge_base is not None and baseline.results is not None:
+        baseline.merge_base = merge_base  # as the PR run compared: main's newest history
+        ctx.notes.append(f"🔀 {paired_summary(merge_base)}.")
     return compare_and_publish(ctx, results, baseline, Target(pull.number, pull.head_sha))
+
+
+def _paired_runs(ctx: Context, taken: Path, source: str) -> Results | None:
+    """The PR run's paired runs on the merge-base (merge-base.json, `paired: true`), which
+    its comparison weighed as main's newest history, so that this job compares as it did.
+    They are the PR run's to write, as its results.json is: one that cannot be read is left
+    out, said at the top of the report and in a warning, never a failure of this job."""
+    try:
+        return _artifact_results(taken, ctx.out_dir / MERGE_BASE_FILE)
+    except InputError as err:
+        (ctx.out_dir / MERGE_BASE_FILE).unlink(missing_ok=True)
+        said = f"{source}: {MERGE_BASE_FILE} left out, compared without its paired runs ({err})"
+        outputs.command("warning", said)
+        ctx.notes.append(f"⚠️ {said}.")
+        return None
 
 
 def mode_merge(ctx: Context) -> int:
