@@ -153,36 +153,14 @@ def test_a_workflow_run_of_a_push_run_posts_nothing(runner: Runner):
 
 def test_fork_pr_then_workflow_run_posts_after_the_sha_check(runner: Runner, baseline_results):
     fake = runner.fake
-    main, head = main_with_baseline(fake, baseline_results)
-    fake.add_pull(7, head, main[3], head_repo="forker/demo")
     # 1. the fork's PR run (mode compare: its token is read-only) posts nothing
-    pr_env = runner.env("pull_request", pr_payload(7, head, main[3], fork=True), mode="compare")
-    done = runner.run(pr_env)
+    done, head = _fork_pr_run(runner, baseline_results)
     assert done.returncode == 1  # the gate still fails the fork's run
     assert fake.comments_on(7) == [] and fake.check_runs == {}
     assert not fake.calls("create_comment") and not fake.calls("create_check_run")
-    # 2. its output-dir is uploaded as the artifact of that run
-    pr_run = fake.add_workflow_run(
-        head_sha=head, event="pull_request", head_branch="feature",
-        path=".github/workflows/agent-eval.yml", head_repository=fake.fork_repo(),
-    )  # fmt: skip
-    files = {n: (runner.out_dir / n).read_bytes() for n in ("results.json", "pr.json")}
-    fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
-    # 3. the workflow_run job, with write permissions, posts it
-    payload = {
-        "action": "completed",
-        "workflow_run": {
-            "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
-            "head_sha": head, "head_branch": "feature", "pull_requests": [],
-            "path": ".github/workflows/agent-eval.yml",
-            "head_repository": {"full_name": "forker/demo"},
-        },
-        "repository": repository(),
-    }  # fmt: skip
-    runner.out_dir = runner.tmp / "comment-out"
-    env = runner.env("workflow_run", payload, command="", mode="comment")
-    env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"
-    done = runner.run(env)
+    # 2. its output-dir is uploaded as the artifact of that run; 3. the workflow_run job,
+    # with write permissions, posts it
+    done = _comment_job(runner, head, {})
     assert done.returncode == 1, done.stderr
     (comment,) = fake.comments_on(7)
     assert "gold_express_refund" in comment["body"]
@@ -317,13 +295,19 @@ def test_eval_files_given_by_absolute_path_annotate_repository_paths(
     assert annotation["path"] == "examples/evals/support.evalset.json"
 
 
-def _fork_comment(runner: Runner, baseline_results: bytes, extra: dict[str, bytes]):
-    """A fork's PR run (mode compare), its output-dir uploaded with `extra` files, then the
-    workflow_run comment job; (the comment job's process, its PR number's comments)."""
+def _fork_pr_run(runner: Runner, baseline_results: bytes):
+    """main with a baseline, a fork's PR #7 and its run in mode compare; (that run, head)."""
     fake = runner.fake
     main, head = main_with_baseline(fake, baseline_results)
     fake.add_pull(7, head, main[3], head_repo="forker/demo")
-    runner.run(runner.env("pull_request", pr_payload(7, head, main[3], fork=True), mode="compare"))
+    pr_env = runner.env("pull_request", pr_payload(7, head, main[3], fork=True), mode="compare")
+    return runner.run(pr_env), head
+
+
+def _comment_job(runner: Runner, head: str, extra: dict[str, bytes]):
+    """The fork's PR run's output-dir (results.json, pr.json, and `extra` files) uploaded as
+    its artifact, then the workflow_run comment job (its own workflow file) run on it."""
+    fake = runner.fake
     pr_run = fake.add_workflow_run(
         head_sha=head, event="pull_request", head_branch="feature",
         path=".github/workflows/agent-eval.yml", head_repository=fake.fork_repo(),
@@ -341,7 +325,15 @@ def _fork_comment(runner: Runner, baseline_results: bytes, extra: dict[str, byte
         "repository": repository(),
     }  # fmt: skip
     runner.out_dir = runner.tmp / "comment-out"
-    return runner.run(runner.env("workflow_run", payload, command="", mode="comment"))
+    env = runner.env("workflow_run", payload, command="", mode="comment")
+    env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"
+    return runner.run(env)
+
+
+def _fork_comment(runner: Runner, baseline_results: bytes, extra: dict[str, bytes]):
+    """A fork's PR run, then the comment job with `extra` files in the artifact."""
+    _, head = _fork_pr_run(runner, baseline_results)
+    return _comment_job(runner, head, extra)
 
 
 def test_the_comment_job_weighs_the_pr_runs_paired_runs_as_it_did(
