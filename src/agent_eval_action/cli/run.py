@@ -163,7 +163,7 @@ def finish(
     if args.baseline is not None:
         diff = gating.gate(results, baseline, gate)
         diff_path = Path(args.out).with_name("diff.json")
-        diff_path.write_text(diff.dump_json() + "\n", encoding="utf-8")
+        diff.write(diff_path)  # one case at a time: a large suite's Diff is never one str
         print(f"comparison: {diff_path}", file=sys.stderr)
         if args.format == "table":
             from ..report.diff_console import table as diff_table
@@ -212,7 +212,7 @@ def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: Gate
 
     assert job.shard is not None
     diff = gating.gate(results, job.baseline, gate)
-    Path(args.out).with_name("diff.json").write_text(diff.dump_json() + "\n", encoding="utf-8")
+    diff.write(Path(args.out).with_name("diff.json"))
     own = {case.key for case in results.cases}
     regressed = sum(
         case.change in REGRESSIONS for case in diff.cases if (case.eval_set_id, case.eval_id) in own
