@@ -36,8 +36,8 @@ from bench_compare import _CLI, SRC, make_results  # noqa: E402
 from fakes.github import FakeGitHub  # noqa: E402
 from helpers.action_harness import (  # noqa: E402
     Runner,
+    fork_run_completed,
     main_with_baseline,
-    repository,
     zipped,
 )
 
@@ -67,15 +67,7 @@ def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) 
             pr_path.unlink()
             fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
             del files
-            payload = {
-                "action": "completed",
-                "workflow_run": {
-                    "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
-                    "head_sha": head, "head_branch": "feature", "pull_requests": [],
-                    "path": WORKFLOW, "head_repository": {"full_name": "forker/demo"},
-                },
-                "repository": repository(),
-            }  # fmt: skip
+            payload = fork_run_completed(pr_run["id"], head)
             runner = Runner(fake, tmp_path)
             env = runner.env("workflow_run", payload, command="", mode="comment")
             argv = [sys.executable, "-c", _CLI, str(SRC), "action"]

@@ -18,6 +18,7 @@ from helpers.action_harness import (
     REPO,
     TOKEN,
     Runner,
+    fork_run_completed,
     main_with_baseline,
     pr_payload,
     repository,
@@ -314,16 +315,7 @@ def _comment_job(runner: Runner, head: str, extra: dict[str, bytes]):
     )  # fmt: skip
     files = {n: (runner.out_dir / n).read_bytes() for n in ("results.json", "pr.json")}
     fake.add_artifact("agent-eval-results", zipped({**files, **extra}), run_id=pr_run["id"])
-    payload = {
-        "action": "completed",
-        "workflow_run": {
-            "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
-            "head_sha": head, "head_branch": "feature", "pull_requests": [],
-            "path": ".github/workflows/agent-eval.yml",
-            "head_repository": {"full_name": "forker/demo"},
-        },
-        "repository": repository(),
-    }  # fmt: skip
+    payload = fork_run_completed(pr_run["id"], head)
     runner.out_dir = runner.tmp / "comment-out"
     env = runner.env("workflow_run", payload, command="", mode="comment")
     env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"

@@ -17,7 +17,14 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.action_harness import REPO, Runner, main_with_baseline, repository, zipped
+from helpers.action_harness import (
+    REPO,
+    Runner,
+    fork_run_completed,
+    main_with_baseline,
+    repository,
+    zipped,
+)
 
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
@@ -47,16 +54,7 @@ def pr_artifact(runner: Runner, baseline: bytes, results: bytes, *, entries=None
     files = {"results.json": results, "pr.json": json.dumps(record).encode()}
     files.update(entries or {})
     fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
-    payload = {
-        "action": "completed",
-        "workflow_run": {
-            "id": pr_run["id"], "event": "pull_request", "conclusion": "success",
-            "head_sha": head, "head_branch": "feature", "pull_requests": [],
-            "path": ".github/workflows/agent-eval.yml",
-            "head_repository": {"full_name": "forker/demo"},
-        },
-        "repository": repository(),
-    }  # fmt: skip
+    payload = fork_run_completed(pr_run["id"], head, "success")
     return head, pr_run, payload
 
 

@@ -12,9 +12,9 @@ import pytest
 from helpers.action_harness import (
     REPO,
     Runner,
+    fork_run_completed,
     main_with_baseline,
     pr_payload,
-    repository,
     zipped,
 )
 
@@ -99,16 +99,7 @@ def test_the_fork_safe_comment_links_to_the_pr_runs_report_html(
     fake.add_artifact("agent-eval-results", zipped(files), run_id=pr_run["id"])
     fake.add_artifact("report.html", page, run_id=pr_run["id"], expired=True)  # not this one
     report = fake.add_artifact("report.html", page, run_id=pr_run["id"]) if uploaded else None
-    payload = {
-        "action": "completed",
-        "workflow_run": {
-            "id": pr_run["id"], "event": "pull_request", "conclusion": "failure",
-            "head_sha": head, "head_branch": "feature", "pull_requests": [],
-            "path": ".github/workflows/agent-eval.yml",
-            "head_repository": {"full_name": "forker/demo"},
-        },
-        "repository": repository(),
-    }  # fmt: skip
+    payload = fork_run_completed(pr_run["id"], head)
     runner.out_dir = runner.tmp / "comment-out"
     env = runner.env("workflow_run", payload, command="", mode="comment")
     env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"

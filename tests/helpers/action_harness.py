@@ -97,6 +97,21 @@ def repository() -> dict:
     return {"id": REPO_ID, "full_name": REPO, "default_branch": "main"}
 
 
+def fork_run_completed(run_id: int, head: str, conclusion: str = "failure") -> dict:
+    """The `workflow_run` event of a fork's PR run (`.github/workflows/agent-eval.yml`) that
+    ended with `conclusion`: what the fork-safe comment job (mode comment) runs on."""
+    return {
+        "action": "completed",
+        "workflow_run": {
+            "id": run_id, "event": "pull_request", "conclusion": conclusion,
+            "head_sha": head, "head_branch": "feature", "pull_requests": [],
+            "path": ".github/workflows/agent-eval.yml",
+            "head_repository": {"full_name": "forker/demo"},
+        },
+        "repository": repository(),
+    }  # fmt: skip
+
+
 def pr_payload(number: int, head: str, base: str, *, fork: bool = False, labels=()) -> dict:
     head_repo = {"full_name": "forker/demo" if fork else REPO}
     return {
