@@ -12,44 +12,15 @@ from pathlib import Path
 
 import pytest
 from helpers.action_harness import Runner, clean_env, pr_payload, zipped
-from helpers.paths import ROOT, WORKERS, python_command
+from helpers.noisy_suite import NOISY_AGENT, order_suite
+from helpers.paths import ROOT, python_command
 
 pytestmark = pytest.mark.e2e
-
-NOISY = WORKERS / "noisy_agent.py"
-
-
-def _suite(folder: Path) -> Path:
-    cases = [
-        {
-            "eval_id": f"order{n}",
-            "conversation": [
-                {
-                    "user_content": {
-                        "role": "user",
-                        "parts": [{"text": f"When does order {n} ship?"}],
-                    },
-                    "final_response": {
-                        "role": "model",
-                        "parts": [{"text": f"Order {n} ships on Monday."}],
-                    },
-                    "intermediate_data": {"tool_uses": [{"name": "lookup", "args": {"id": n}}]},
-                }
-            ],
-        }
-        for n in range(6)
-    ]
-    evals = folder / "evals"
-    evals.mkdir(exist_ok=True)
-    (evals / "orders.evalset.json").write_text(
-        json.dumps({"eval_set_id": "orders", "eval_cases": cases})
-    )
-    return evals
 
 
 def _results_of(evals: Path, seed: str, out: Path, *recording: str) -> bytes:
     argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(out)]
-    argv += ["--command", python_command(NOISY, seed), *recording]
+    argv += ["--command", python_command(NOISY_AGENT, seed), *recording]
     subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True, check=False)
     return out.read_bytes()
 
@@ -97,9 +68,9 @@ def _pr(
     history: str = "5",
     sampled: bool = False,
 ):
-    evals = _suite(runner.tmp)
+    evals = order_suite(runner.tmp)
     main, head = (_sampled_main if sampled else _main_with_history)(runner, evals)
-    command = python_command(NOISY, seed, *([dropped] if dropped else []))
+    command = python_command(NOISY_AGENT, seed, *([dropped] if dropped else []))
     env = runner.env(
         "pull_request",
         pr_payload(7, head, main[-1]),

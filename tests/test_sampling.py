@@ -12,9 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import noisy_suite
 from helpers.action_harness import repository, zipped
 from helpers.factory import case, results
-from helpers.paths import ROOT, WORKERS, python_command
+from helpers.noisy_suite import NOISY_AGENT
+from helpers.paths import ROOT, python_command
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import SAMPLING_SETTLED, originals, to_sample
@@ -144,28 +146,7 @@ def test_sampling_runs_are_mains_record_not_the_baselines_scores():
 
 @pytest.fixture
 def order_suite(tmp_path: Path) -> Path:
-    cases = [
-        {
-            "eval_id": f"order{n}",
-            "conversation": [
-                {
-                    "user_content": {"role": "user", "parts": [{"text": f"Order {n}?"}]},
-                    "final_response": {
-                        "role": "model",
-                        "parts": [{"text": f"Order {n} ships on Monday."}],
-                    },
-                    "intermediate_data": {"tool_uses": [{"name": "lookup", "args": {"id": n}}]},
-                }
-            ],
-        }
-        for n in range(6)
-    ]
-    evals = tmp_path / "evals"
-    evals.mkdir()
-    (evals / "orders.evalset.json").write_text(
-        json.dumps({"eval_set_id": "orders", "eval_cases": cases})
-    )
-    return evals
+    return noisy_suite.order_suite(tmp_path)
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -178,7 +159,7 @@ def test_run_record_baseline_samples_noisy_cases_and_settles_steady_ones(
     order_suite: Path, tmp_path: Path
 ):
     out = tmp_path / "baseline.json"
-    noisy = python_command(WORKERS / "noisy_agent.py", "4")
+    noisy = python_command(NOISY_AGENT, "4")
     done = _cli(
         "run", str(order_suite), "--command", noisy, "--record-baseline", "--baseline-runs", "5",
         "--out", str(out),
@@ -200,7 +181,7 @@ def test_run_record_baseline_samples_noisy_cases_and_settles_steady_ones(
 
 @pytest.mark.e2e
 def test_run_record_baseline_counts_the_history_it_is_given(order_suite: Path, tmp_path: Path):
-    steady = python_command(WORKERS / "noisy_agent.py", "4")
+    steady = python_command(NOISY_AGENT, "4")
     older = []
     for n in range(2):
         older.append(tmp_path / f"older{n}.json")
@@ -225,7 +206,7 @@ def test_bad_baseline_runs_is_a_usage_error(order_suite: Path):
 
 def _push(runner, evals: Path, sha: str, **inputs: str):
     payload = {"ref": "refs/heads/main", "after": sha, "repository": repository()}
-    command = python_command(WORKERS / "noisy_agent.py", "4")
+    command = python_command(NOISY_AGENT, "4")
     env = runner.env("push", payload, evals=str(evals), command=command, **inputs)
     env["GITHUB_SHA"], env["GITHUB_REF"] = sha, "refs/heads/main"
     return runner.run(env)
