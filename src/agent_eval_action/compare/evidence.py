@@ -89,7 +89,7 @@ def add_runs(main: MainRuns, case: CaseResult) -> None:
     main.passed.extend(passed)
     for i, p in zip(kept, passed, strict=True):
         confirms = case.runs[i].confirms
-        if confirms is None or confirms.startswith(SAMPLING_RUN):
+        if _recorded(confirms):
             main.recorded.append(p)
         if _fair(confirms):
             main.sampled.append(p)
@@ -99,12 +99,20 @@ def _on_main(confirms: str | None) -> bool:
     return confirms is None or confirms.startswith((PAIRED_RUN, SAMPLING_RUN))
 
 
+def _recorded(confirms: str | None) -> bool:
+    """Whether a run is one main recorded for itself: a baseline's own, or a sampling run."""
+    return confirms is None or confirms.startswith(SAMPLING_RUN)
+
+
 def _fair(confirms: str | None) -> bool:
-    """Whether a run on main was taken whatever the case did here."""
-    if confirms is None or confirms.startswith(SAMPLING_RUN):
+    """Whether a run on main was taken whatever the case did here: one main recorded for
+    itself, or one paired with a suite round (every case alike)."""
+    if confirms is None:
         return True
     paired_with = confirms.partition(": ")[2]
-    return confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)
+    return _recorded(confirms) or (
+        confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)
+    )
 
 
 def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
