@@ -127,7 +127,8 @@ def finish(
 
         notes = [SKIPPED.format(why=IN_A_SHARD if job.shard is not None else NO_ROUNDS)]
         print(f"note: {notes[0]}", file=sys.stderr)
-    if runner is not None and getattr(args, "record_baseline", False):
+    recording = getattr(args, "record_baseline", False)  # `run --record-baseline` (not `score`)
+    if runner is not None and recording:
         scored = _sampled(job, ExtraRuns(job, case_runs, scored, runner, scored_runs))
     elif runner is not None and args.baseline is not None:
         scored, baseline, more = _confirmed(
@@ -186,7 +187,7 @@ def finish(
 
             print(report(alone, results, args))
         write_html(alone, results, job.baseline, args)
-    if getattr(args, "record_baseline", False):
+    if recording:
         code = EXIT_PASS  # recorded, gated on nothing (not even its thresholds)
     return gating.judged_code(results, scored.judged, code)
 
