@@ -55,11 +55,11 @@ SUITE_ALPHA = 0.0075  # family-wise over the axes tested (max-T)
 # without being significant, another round, SUITE_ROUNDS at most. The looks together stay
 # within SUITE_ALPHA (a union bound); the thresholds were chosen with
 # bench/gate_trust_single.py (docs/statistics.md).
-SUITE_FIRST_ALPHA = 0.003
+SUITE_FIRST_ALPHA = 0.0025
 SUITE_ROUND_BELOW = 0.12
 SUITE_ROUND_CONTINUE = 0.02
 SUITE_ROUNDS = 3
-SUITE_ROUND_ALPHA = 0.0015
+SUITE_ROUND_ALPHA = 0.001
 assert SUITE_FIRST_ALPHA + SUITE_ROUNDS * SUITE_ROUND_ALPHA <= SUITE_ALPHA + 1e-12
 EPSILON = stats.EPSILON
 
