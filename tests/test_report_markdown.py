@@ -16,7 +16,7 @@ from helpers.factory import case, results
 from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
 
 from agent_eval_action.compare import compare
-from agent_eval_action.report import markdown, render, sections
+from agent_eval_action.report import budget, markdown, render, sections
 from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, fit, size
 from agent_eval_action.report.cuts import (
     DIVERGENCES,
@@ -230,6 +230,85 @@ def test_fit_returns_the_most_detail_that_fits():
     text = fit(listing_of_100, 500, Detail(), [ITEMS])
     assert size(text) <= 500 and text.startswith("x" * 480) and text.endswith("(52 left out)")
     assert fit(listing_of_100, 20, Detail(), [ITEMS]) == " (100 left out)"
+
+
+def test_fit_renders_only_the_items_a_plan_can_show():
+    """1,000 items of 10 bytes in 500: the first render stops once the items it measured
+    are over the limit (no plan can show more), and the result is the one a full first
+    render plans: the first 48 items and how many were left out."""
+    rendered = [0]
+
+    def render(detail: Detail, meter: Meter) -> str:
+        items = Listing.of(ITEMS, range(1_000), detail)
+
+        def item() -> str:
+            rendered[0] += 1
+            return "x" * 10
+
+        def section() -> str:
+            text = "".join(meter.item(items, i, caller=item) for i in items.items)
+            return text + meter.more(items, caller=lambda left: f" ({left} left out)")
+
+        return meter.section((ITEMS,), section, lambda: (size(" (1000 left out)"), {ITEMS: 1_000}))
+
+    assert fit(render, 500, Detail(), [ITEMS]) == "x" * 480 + " (952 left out)"
+    assert rendered[0] == 51 + 48  # 51 items weighed (510 bytes > 500), 48 shown
+
+
+class Text:
+    """An item whose text the budget can shorten: `chars` bytes of it."""
+
+    def text_bytes(self, chars: int) -> int:
+        return chars
+
+
+def test_fit_weighs_every_item_whose_text_could_shrink_enough():
+    """100 items of 1,000-character texts in 15,000 bytes: each could shrink to nothing, so
+    none may be left unweighed; texts are shortened first (cut first), every item stays."""
+    text_cut = Cut("text", drop=0, chars=True)
+    texts = [Text() for _ in range(100)]
+
+    def render(detail: Detail, meter: Meter) -> str:
+        items = Listing.of(ITEMS, texts, detail)
+
+        def section() -> str:
+            shown = (
+                meter.item(items, t, caller=lambda: "x" * detail.text_chars) for t in items.items
+            )
+            return "".join(shown) + meter.more(items, caller=lambda left: f" ({left} left out)")
+
+        return meter.section((ITEMS, text_cut), section, lambda: (0, {ITEMS: 100}))
+
+    text = fit(render, 15_000, Detail(text_chars=1_000), [text_cut, ITEMS])
+    assert text == "x" * 15_000  # 100 items of 150 characters
+
+
+def test_a_report_weighed_in_part_is_the_report_weighed_in_full(big, monkeypatch):
+    """The first render's early stop changes nothing: each report of a 5,000-case diff is
+    the one planned from a render that weighed every item."""
+    diff, current = big
+    meters: list[Meter] = []
+
+    def kept(*args: object) -> Meter:
+        meters.append(Meter(*args))  # type: ignore[arg-type]
+        return meters[-1]
+
+    monkeypatch.setattr(budget, "Meter", kept)
+    made = [
+        markdown.comment(diff, current),
+        markdown.comment(diff, current, limit=8_000),
+        markdown.summary(diff, current, limit=300_000),
+        *markdown.check_parts(diff, current),
+    ]
+    first = meters[0].sections  # the comment's first render: it stopped early
+    assert any(len(m.items[c]) < m.totals[c] for m in first for c in m.items)
+    monkeypatch.setattr(budget, "Meter", lambda *args: Meter())  # no limit: weigh all
+    assert made == [
+        markdown.comment(diff, current),
+        markdown.comment(diff, current, limit=8_000),
+        markdown.summary(diff, current, limit=300_000),
+        *markdown.check_parts(diff, current),
+    ]
 
 
 def test_fit_falls_back_to_the_minimal_report():

@@ -311,7 +311,6 @@ class InvocationRecord(Record, kw_only=True):
 
 
 _TURNS: Final = msgspec.json.Decoder(list[InvocationRecord])
-_TURNS_JSON: Final = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     # A run's turns: decoded records, or (read from a file) their JSON, decoded on first use.
@@ -384,10 +383,11 @@ class RunRecord(Record, kw_only=True):
         return turns
 
     def compact(self) -> None:
-        """Keep the run's turns as compact JSON of their own (checked by decoding them), so
-        that they no longer hold on to the whole file they were read from."""
+        """Keep the run's turns as JSON of their own (a copy of their bytes), so that they
+        no longer hold on to the whole file they were read from. Their types are checked
+        where they are read (compare/sanity.py), not here: one decode per run at load."""
         if isinstance(self.invocations, msgspec.Raw):
-            self.invocations = msgspec.Raw(_TURNS_JSON.encode(_TURNS.decode(self.invocations)))
+            self.invocations = self.invocations.copy()
 
     def behaviour(self) -> str:
         """The run's behaviour fingerprint: as recorded, else computed from its turns."""

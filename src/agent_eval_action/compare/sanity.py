@@ -328,8 +328,20 @@ def check_bounded(results: Results, display: str, bounded: Bounded) -> None:
     """Raise ResultsRefused unless every score of each metric that `bounded(name)` says
     scores within [0, 1] is within it (run after check_results)."""
     checker = _Checker(display)
+    known: dict[str, bool] = {}  # metric name -> bounded
     for case in results.cases:
-        where = f'case "{case.eval_set_id} / {case.eval_id}"'
         for name, metric in case.metrics.items():
-            if bounded(name):
+            if name not in known:
+                known[name] = bounded(name)
+            if known[name] and not _within_unit(metric):  # then say where, the long way
+                where = f'case "{case.eval_set_id} / {case.eval_id}"'
                 checker.scores(metric, f"{where}: {name}", unit=True)
+
+
+def _within_unit(metric: MetricResult) -> bool:
+    """Whether every score of the metric (overall, per run, per turn) is None or in [0, 1]
+    (NaN compares false)."""
+    values = [metric.score, *metric.runs]
+    for turns in metric.invocations:
+        values += turns
+    return all(v is None or 0.0 <= v <= 1.0 for v in values)

@@ -4,7 +4,8 @@ A report is rendered from a `Detail`: how many items of each `Cut` its lists sho
 list a `Listing`), and how many characters of each agent text. `fit` renders at most
 twice. The first render is in full, measured by a `Meter`: each section's bytes, each
 listed item's, and how to print the lines that appear only when items are left out (a
-list's "… and N more", the ✂️ note). Templates print those inside a {% call %} of the
+list's "… and N more", the ✂️ note); "in full" up to what any plan could show: a list's
+items past those that alone exceed the limit are not rendered. Templates print those inside a {% call %} of the
 meter (`budget.item`, `budget.more`, `budget.note`). When the first render is over the
 limit, `fit` plans a Detail from the measurements and renders once more.
 
@@ -115,24 +116,37 @@ Empty = Callable[[], tuple[int, Mapping[Cut, int]]]
 
 @dataclass
 class Measured:
-    """One section as rendered: its bytes, its items' per cut, its cut lines."""
+    """One section as rendered: its bytes, its items' per cut (the first ones: see
+    Meter), how many items each cut lists in all, its cut lines."""
 
     cuts: tuple[Cut, ...]
     empty: Empty
     size: int = 0
     items: dict[Cut, list[tuple[int, Shortens | None]]] = field(default_factory=dict)
+    totals: dict[Cut, int] = field(default_factory=dict)
     more: dict[Cut, Callable[[int], str]] = field(default_factory=dict)
+    # per cut, the least its measured items can take together (each text at its shortest)
+    floor: dict[Cut, int] = field(default_factory=dict)
 
 
 Line = Callable[..., str]  # a template's {% call %} body
 
 
 class Meter:
-    """Measures a render; section templates call it as `budget` in {% call %} blocks."""
+    """Measures a render; section templates call it as `budget` in {% call %} blocks.
 
-    def __init__(self) -> None:
+    Given the `limit` a plan must fit and the `text_chars` the render starts from, it
+    stops rendering a list's items (prints nothing for them) once the items it measured
+    take more than the limit even with every text at its shortest: no plan can show
+    another, so a 100,000-case report renders the few hundred that matter, not all.
+    """
+
+    def __init__(self, limit: int | None = None, text_chars: int | None = None) -> None:
         self.sections: list[Measured] = []
         self.note_line: Callable[[Mapping[Cut, int]], str] | None = None
+        self.limit = limit
+        self.text_chars = text_chars  # None: no plan shortens a text
+        self.texts: dict[int, int] = {}  # bytes of each measured text at text_chars, by id
 
     def section(self, cuts: tuple[Cut, ...], render: Callable[[], str], empty: Empty) -> str:
         """A section of the report as `render` renders it, measured, with the cuts it
@@ -148,13 +162,27 @@ class Meter:
         return cut
 
     def item(self, listing: Listing[T], item: T, *, caller: Line) -> str:
-        """One item of `listing`, as the {% call %} body renders it."""
+        """One item of `listing`, as the {% call %} body renders it (or nothing, past what
+        any plan can show)."""
+        section, cut = self.sections[-1], self._cut(listing.cut)
+        section.totals[cut] = listing.total
+        if self.limit is not None and section.floor.get(cut, 0) > self.limit:
+            return ""
         text = caller()
         shortens = item if isinstance(item, Shortens) else None
-        self.sections[-1].items.setdefault(self._cut(listing.cut), []).append(
-            (size(text), shortens)
-        )
+        bytes_ = size(text)
+        section.items.setdefault(cut, []).append((bytes_, shortens))
+        section.floor[cut] = section.floor.get(cut, 0) + bytes_ - self._shortest(shortens)
         return text
+
+    def _shortest(self, text: Shortens | None) -> int:
+        """How many bytes an item's text can lose at most: from its bytes at text_chars
+        to its fewest at any length up to that (the whole text when short, or a cut
+        one at 0 characters, which says what it left out)."""
+        if text is None or self.text_chars is None:
+            return 0
+        start = self.texts[id(text)] = text.text_bytes(self.text_chars)
+        return start - min(start, text.text_bytes(0))
 
     def more(self, listing: Listing[T], *, caller: Line) -> str:
         """The line saying how many items of `listing` are left out: caller(left)."""
@@ -175,7 +203,8 @@ def fit(
     `steps` are reduced in that order; when every step is at zero and it still does not
     fit, the minimal report is returned, or ValueError raised if even that is too big.
     """
-    meter = Meter()
+    shortens = start.text_chars > TEXT_FLOOR and any(cut.chars for cut in steps)
+    meter = Meter(limit, start.text_chars if shortens else None)
     text = render(start, meter)
     if size(text) <= limit:
         return text
@@ -222,7 +251,7 @@ class _Model:
             for s in self.sections
         ]
         self.empty: dict[int, tuple[int, Mapping[Cut, int]]] = {}  # by section index
-        self.texts: dict[int, int] = {}  # bytes of each text at the start, by id
+        self.texts = meter.texts  # bytes of each text at the start, by id
 
     def most(self, cut: Cut) -> int:
         if cut.chars:
@@ -248,11 +277,12 @@ class _Model:
         section, sums = self.sections[index], self.sums[index]
         bytes_, omitted, shows = section.size, Counter[Cut](), False
         for cut, items in section.items.items():
-            limit = detail.limit(cut)
+            # the items measured, of `total`: any plan that fits shows none past them
+            limit, total = detail.limit(cut), section.totals[cut]
             shown = len(items) if limit is None else limit - (earlier[cut] if cut.across else 0)
             shown = max(0, min(len(items), shown))
-            earlier[cut] += len(items)
-            omitted[cut] = left = len(items) - shown
+            earlier[cut] += total
+            omitted[cut] = left = total - shown
             bytes_ -= sums[cut][-1] - sums[cut][shown]
             if left and cut in section.more:
                 bytes_ += size(section.more[cut](left))

@@ -9,11 +9,12 @@ so the report and the Diff's JSON agree.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
 from ..core import AXES, Axis, CaseKey
-from ..results import Results
+from ..results import Results, Status
 
 DEFAULT_CHECK_NAME = "agent-eval"
 DEFAULT_SERVER_URL = "https://github.com"
@@ -50,6 +51,20 @@ def gate_counts_failing(diff: Diff) -> bool:
 
 
 @dataclass(frozen=True)
+class EvalSetRow:
+    """One eval set's cases, counted by what happened to them."""
+
+    name: str
+    cases: int = 0
+    before: int = 0  # passed on the baseline
+    now: int = 0
+    regressed: int = 0
+    improved: int = 0
+    still_failing: int = 0
+    not_comparable: int = 0
+
+
+@dataclass(frozen=True)
 class Report:
     """The inputs, and the cases grouped into the report's lists."""
 
@@ -61,13 +76,27 @@ class Report:
     still_failing: tuple[CaseDiff, ...]
     not_comparable: tuple[CaseDiff, ...]
     flaky: tuple[CaseDiff, ...]
+    eval_sets: tuple[EvalSetRow, ...]  # in the order their first case comes
 
     @classmethod
     def of(cls, diff: Diff, current: Results, options: Options) -> Report:
         regressed: dict[Axis, list[CaseDiff]] = {axis: [] for axis in AXES}
         improvements, still_failing, not_comparable, flaky = [], [], [], []
+        tallies: dict[str, Counter[str]] = {}
         for case in diff.cases:
             axes = [axis for axis in AXES if case.axes.get(axis) in REGRESSIONS]
+            counted = {
+                "cases": True,
+                "before": case.baseline_status == Status.PASSED,
+                "now": case.current_status == Status.PASSED,
+                "regressed": bool(axes),
+                "improved": case.change in IMPROVEMENTS,
+                "still_failing": case.change == Change.STILL_FAILING,
+                "not_comparable": case.change in NOT_COMPARABLE,
+            }
+            tallies.setdefault(case.eval_set_id, Counter()).update(
+                name for name, hit in counted.items() if hit
+            )
             for axis in axes:
                 regressed[axis].append(case)
             if axes:
@@ -89,6 +118,7 @@ class Report:
             tuple(still_failing),
             tuple(not_comparable),
             tuple(flaky),
+            tuple(EvalSetRow(name, **tally) for name, tally in tallies.items()),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Generic, NamedTuple, TypeVar
 
 from ..compare.model import REGRESSIONS as REGRESSED
@@ -43,7 +44,13 @@ from .labels import (
     plural,
 )
 from .links import branch, commit_link, report_link, run_link
-from .model import IMPROVEMENTS, NOT_COMPARABLE, Options, Report, gate_counts_failing, key
+from .model import (
+    EvalSetRow,
+    Options,
+    Report,
+    gate_counts_failing,
+    key,
+)
 
 R = TypeVar("R")
 
@@ -178,41 +185,15 @@ def _current(report: Report) -> tuple[Md, Md]:
 
 
 @dataclass(frozen=True)
-class EvalSetRow:
-    name: str
-    cases: int
-    before: int  # passed on the baseline
-    now: int
-    regressed: int
-    improved: int
-    still_failing: int
-    not_comparable: int
-
-
-@dataclass(frozen=True)
 class EvalSets:
     rows: Listing[EvalSetRow]
     with_baseline: bool
 
 
 def eval_sets(report: Report, detail: Detail) -> EvalSets:
-    groups: dict[str, list[CaseDiff]] = {}
-    for case in report.diff.cases:
-        groups.setdefault(case.eval_set_id, []).append(case)
-    rows = [
-        EvalSetRow(
-            name,
-            len(cases),
-            before=sum(c.baseline_status == Status.PASSED for c in cases),
-            now=sum(c.current_status == Status.PASSED for c in cases),
-            regressed=sum(any(a in REGRESSED for a in c.axes.values()) for c in cases),
-            improved=sum(c.change in IMPROVEMENTS for c in cases),
-            still_failing=sum(c.change == Change.STILL_FAILING for c in cases),
-            not_comparable=sum(c.change in NOT_COMPARABLE for c in cases),
-        )
-        for name, cases in groups.items()
-    ]
-    return EvalSets(Listing.of(EVAL_SETS, rows, detail), report.diff.baseline is not None)
+    return EvalSets(
+        Listing.of(EVAL_SETS, report.eval_sets, detail), report.diff.baseline is not None
+    )
 
 
 # ---- cases --------------------------------------------------------------------------------
@@ -260,12 +241,12 @@ class Divergence:
     chars: int  # per text
     open: bool  # shown unfolded (the job summary collapses nothing)
 
-    @property
+    @cached_property  # printed by its template, then weighed by the budget
     def block(self) -> Md:
         return self._block(self.chars)
 
     def text_bytes(self, chars: int) -> int:
-        return size(self._block(chars))
+        return size(self.block if chars == self.chars else self._block(chars))
 
     def _block(self, chars: int) -> Md:
         return escape.code_block(divergence_text(self.turn, chars), "diff")
