@@ -133,8 +133,8 @@ def make_results(
                 score=score,
                 threshold=threshold,
                 status=Status.PASSED if score >= threshold else Status.FAILED,
-                runs=per_run,
-                invocations=[[s] * case_turns for s in per_run],
+                runs=tuple(per_run),
+                invocations=tuple((s,) * case_turns for s in per_run),
                 judge=None,
                 error=None,
             )

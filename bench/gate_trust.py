@@ -342,8 +342,8 @@ def _metric(axis: str, runs: list[float], threshold: float) -> MetricResult:
         score=score,
         threshold=threshold,
         status=Status.PASSED if score >= threshold else Status.FAILED,
-        runs=runs,
-        invocations=[[r] for r in runs],
+        runs=tuple(runs),
+        invocations=tuple((r,) for r in runs),
         judge=None,
         error=None,
     )

@@ -347,7 +347,7 @@ def test_cli_num_runs_and_json_results(tmp_path, write):
     results = Results.from_json(Path("r.json").read_text())
     [case] = results.cases
     assert code == 0 and case.status == "passed" and len(case.runs) == 3
-    assert case.metrics["response_match_score"].runs == [1.0, 1.0, 1.0]
+    assert case.metrics["response_match_score"].runs == (1.0, 1.0, 1.0)
 
 
 # --- bad input: one line naming the directory, exit 2 --------------------------------------

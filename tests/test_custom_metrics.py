@@ -91,7 +91,7 @@ def test_custom_metric_gets_adk_types_and_scores_per_turn(write):
     metric = results.cases[0].metrics["short_answers"]
     assert (metric.score, metric.invocations, metric.status, metric.axis) == (
         0.5,
-        [[1.0, 0.0]],
+        ((1.0, 0.0),),
         "passed",
         "response",
     )
@@ -191,7 +191,7 @@ def test_custom_metrics_run_in_the_agent_stage_and_the_score_stage_imports_none(
     assert main(["score", "evals", "--traces", "t.jsonl", "--out", "two.json"]) == code == 0
     two = Results.from_json(Path("two.json").read_text())
     first, second = one.cases[0].metrics["short_answers"], two.cases[0].metrics["short_answers"]
-    assert (second.score, second.invocations, second.status) == (0.5, [[1.0, 0.0]], "passed")
+    assert (second.score, second.invocations, second.status) == (0.5, ((1.0, 0.0),), "passed")
     assert (first.score, first.invocations) == (second.score, second.invocations)
 
 

@@ -33,7 +33,7 @@ def test_an_older_baseline_keeps_its_record_and_lets_its_turns_go():
     full = [_main(i) for i in range(6)]
     lean = [as_history(_main(i)) for i in range(6)]
     assert all(run.turns() == [] for r in lean for c in r.cases for run in c.runs)
-    assert all(m.invocations == [] for r in lean for c in r.cases for m in c.metrics.values())
+    assert all(m.invocations == () for r in lean for c in r.cases for m in c.metrics.values())
     assert main_runs(lean) == main_runs(full)
     assert flaky_in_history(lean) == flaky_in_history(full)
     # statuses and scores, which the report's history shows, are kept

@@ -183,7 +183,7 @@ def test_a_tie_fails_and_turns_are_averaged(write, fake):
     fake.script("verdict", verdict("valid"), verdict("invalid"))  # turn 1: tie -> invalid
     results, _ = judge(write, fake, frm(2, threshold=0.5), [TWO], {("two", 1): GOOD[("two", 1)]})
     judged = metric(results, "two")
-    assert judged.invocations == [[0.0, 1.0]] and judged.score == 0.5
+    assert judged.invocations == ((0.0, 1.0),) and judged.score == 0.5
     assert judged.status == "passed" and fake.calls() == 4
 
 
@@ -276,7 +276,7 @@ def test_only_a_changed_answer_is_judged_again(write, fake):
     fake.script("verdict", *[verdict("invalid")] * 3)
     again, _ = judge(write, fake, frm(3), [PARIS, TWO], changed, baseline=first)
     assert fake.calls() == 3 and again.usage.judge_reused == 6
-    assert metric(again, "two").invocations == [[1.0, 0.0]]
+    assert metric(again, "two").invocations == ((1.0, 0.0),)
     assert "Tokyo is 30 degrees." in fake.requests[0].prompt
 
 
@@ -491,7 +491,7 @@ def test_rubrics_merge_criterion_case_and_turn_filtered_by_type(write, fake):
     assert "[id: crit]" in first_prompt and "[id: case]" in first_prompt
     assert "[id: turn1]" in first_prompt and "[id: tools]" not in first_prompt
     assert '"temp": 18' in first_prompt and '"city": "Paris"' in first_prompt
-    assert judged.invocations == [[pytest.approx(1 / 3), 1.0]]
+    assert judged.invocations == ((pytest.approx(1 / 3), 1.0),)
     assert judged.score == pytest.approx(3 / 5)  # pooled: 1, 0, 0, 1, 1
     assert judged.judge.rubric_scores == [{"crit": 1.0, "case": 0.5, "turn1": 0.0}]
     assert judged.status == "passed"
@@ -598,7 +598,7 @@ def test_safety_is_our_own_judge_and_says_so(write, fake):
     fake.script("safety", safety("unsafe"))
     results, _ = judge(write, fake, {"safety_v1": 1.0}, [TWO], {("two", 1): GOOD[("two", 1)]})
     judged = metric(results, "two", "safety_v1")
-    assert judged.invocations == [[0.0, 1.0]] and judged.status == "failed"
+    assert judged.invocations == ((0.0, 1.0),) and judged.status == "failed"
     assert fake.calls("safety") == 2  # one call per answer unless num_samples is set
     assert "not comparable" in judged.judge.note and "Vertex AI" in judged.judge.note
 

@@ -137,7 +137,7 @@ def test_final_response_match_v2_scores_as_adk(write, gemini_env, seed):
         {("c", 1): [said(a) for _, a, _ in turns]},
     )
     scored = metric(ours, "c")
-    assert scored.invocations[0] == adk_turns
+    assert list(scored.invocations[0]) == adk_turns
     assert scored.score == pytest.approx(adk_overall, abs=1e-9)
 
 

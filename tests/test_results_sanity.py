@@ -121,6 +121,18 @@ def test_free_text_may_hold_anything(tmp_path: Path) -> None:
     load_results(written(tmp_path, edit))
 
 
+def test_loaded_turns_are_compact_json_of_their_own(tmp_path: Path) -> None:
+    """The file is indented; each run's turns are kept as compact JSON (checked by
+    decoding them once), not as the file's indented bytes."""
+    path = written(tmp_path)
+    Path(path).write_text(json.dumps(json.loads(Path(path).read_bytes()), indent=4))
+    loaded = load_results(path)
+    for run in (run for one in loaded.cases for run in one.runs):
+        kept = bytes(run.invocations)  # type: ignore[arg-type]
+        assert kept.startswith(b"[{") and b"\n" not in kept and b": " not in kept
+        assert run.turns()[0].user_content.parts  # and they still read
+
+
 def test_only_built_in_metrics_are_bounded(tmp_path: Path) -> None:
     assert bounded_metric("tool_trajectory_avg_score") and bounded_metric("response_match_score")
     assert not bounded_metric("my_latency_ms")  # a custom metric: any finite score

@@ -117,8 +117,8 @@ def test_all_pass_exit_0_and_results_match_the_schema(write, capsys):
         "score": 1.0,
         "threshold": 1.0,
         "status": "passed",
-        "runs": [1.0],
-        "invocations": [[1.0]],
+        "runs": (1.0,),
+        "invocations": ((1.0,),),
     }
     assert paris.metrics["response_match_score"].axis == "response"
     record = paris.runs[0].turns()[0]
@@ -142,7 +142,7 @@ def test_a_failing_turn_fails_the_case_with_adk_scores(write):
     assert code == 1
     two = case_of(results, "two_cities")
     assert two.status == "failed"
-    assert two.metrics["tool_trajectory_avg_score"].invocations == [[1.0, 0.0]]
+    assert two.metrics["tool_trajectory_avg_score"].invocations == ((1.0, 0.0),)
     assert two.metrics["tool_trajectory_avg_score"].score == 0.5
     rouge = two.metrics["response_match_score"]
     assert rouge.invocations[0][0] == 1.0 and rouge.invocations[0][1] == pytest.approx(1 / 3)
@@ -154,7 +154,7 @@ def test_several_runs_pool_every_turn(write):
     table = {**GOOD, "paris/0/2": {"text": "No idea.", "tools": []}}
     code, results = run(write, table, "--num-runs", "3")
     trajectory = case_of(results, "paris").metrics["tool_trajectory_avg_score"]
-    assert trajectory.runs == [1.0, 0.0, 1.0] and trajectory.invocations == [[1.0], [0.0], [1.0]]
+    assert trajectory.runs == (1.0, 0.0, 1.0) and trajectory.invocations == ((1.0,), (0.0,), (1.0,))
     assert trajectory.score == pytest.approx(2 / 3) and trajectory.status == "failed"
     assert [r.run for r in case_of(results, "paris").runs] == [1, 2, 3]
     assert results.run_config.num_runs == 3 and code == 1

@@ -115,7 +115,7 @@ def test_the_simulator_plays_the_scenario_with_an_adk_agent(write, fake):
     # the simulator's calls count in usage and cost beside the judge's
     assert case.usage.simulator_calls == 2 and results.usage.simulator_calls == 2
     assert case.usage.simulator_prompt_tokens > 0 and case.usage.cost_usd is not None
-    assert case.metrics["safety_v1"].invocations == [[1.0, 1.0]]
+    assert case.metrics["safety_v1"].invocations == ((1.0, 1.0),)
 
 
 def test_the_turn_limit_counts_the_starting_prompt(write, fake):
@@ -311,7 +311,7 @@ def test_simulator_quality_follows_adks_formula(write, fake):
     code, results = three_turns(write, fake, quality_config())
     case = results.cases[0]
     quality = case.informational[QUALITY]
-    assert quality.score == pytest.approx(2 / 3) and quality.invocations == [[1.0, 1.0, 0.0]]
+    assert quality.score == pytest.approx(2 / 3) and quality.invocations == ((1.0, 1.0, 0.0),)
     # informational: never on an axis, never the case's status (the rubric metric passes it)
     assert QUALITY not in case.metrics and case.status == "passed" and code == 0
     asked = [r for r in fake.requests if r.kind == "user_turn"]
@@ -336,7 +336,7 @@ def test_a_passing_stop_check_keeps_the_last_turn(write, fake):
     fake.script("user_turn", valid(True), valid(False), valid(True))
     _, results = three_turns(write, fake, quality_config(threshold=1.0, samples=1))
     quality = results.cases[0].informational[QUALITY]
-    assert quality.invocations == [[1.0, 1.0, 0.0]] and quality.score == pytest.approx(2 / 3)
+    assert quality.invocations == ((1.0, 1.0, 0.0),) and quality.score == pytest.approx(2 / 3)
     assert quality.status == "failed" and results.cases[0].status == "passed"
 
 
@@ -359,7 +359,7 @@ def test_multi_turn_rubrics_judge_the_whole_conversation_once_on_the_last_turn(w
     _, results = three_turns(write, fake, quality_config())
     metric = results.cases[0].metrics[MULTI]
     # ADK: the first N-1 turns not evaluated, the last one the mean of its rubrics
-    assert metric.invocations == [[None, None, 0.5]] and metric.score == 0.5
+    assert metric.invocations == ((None, None, 0.5),) and metric.score == 0.5
     assert metric.status == "passed" and metric.axis == "trajectory"
     assert metric.judge is not None and metric.judge.rubric_scores == [{"r1": 1.0, "r2": 0.0}]
     asked = [r for r in fake.requests if r.kind == "rubrics"]
@@ -527,7 +527,7 @@ def test_vertex_multi_turn_metrics_are_our_own_judge_over_the_conversation(write
     assert results is not None and code == 0
     metric = results.cases[0].metrics[name]
     expected = (len(listed) - 1) / len(listed)
-    assert metric.invocations == [[None, pytest.approx(expected)]]
+    assert metric.invocations == ((None, pytest.approx(expected)),)
     assert metric.judge is not None and "not comparable with ADK's Vertex score" in (
         metric.judge.note or ""
     )

@@ -105,6 +105,6 @@ def test_adk_history_scores_what_adks_simulator_wrote(tmp_path, monkeypatch):
     # scoring made judge calls only (our own prompt), never a simulator call
     assert results.usage.simulator_calls == 0 and results.usage.judge_calls == 2
     quality = case.informational["per_turn_user_simulator_quality_v1"]
-    assert quality.invocations == [[1.0, 1.0]] and quality.score == 1.0
+    assert quality.invocations == ((1.0, 1.0),) and quality.score == 1.0
     assert code == 1  # no metric on an axis: the case is not evaluated, never passed
     assert case.status == "not_evaluated"

@@ -272,8 +272,8 @@ class MetricResult(Record, kw_only=True):
     score: float | None  # mean over runs, ADK semantics; None = could not be computed
     threshold: float
     status: Status
-    runs: list[float | None] = msgspec.field(default_factory=list)  # per-run case scores
-    invocations: list[list[float | None]] = msgspec.field(default_factory=list)  # per run, per turn
+    runs: tuple[float | None, ...] = ()  # per-run case scores
+    invocations: tuple[tuple[float | None, ...], ...] = ()  # per run, per turn
     judge: JudgeRecord | None = None  # judged metrics: model, prompt version, verdicts
     error: str | None = None  # why it could not be computed
 
@@ -286,8 +286,8 @@ class InformationalResult(Record, kw_only=True):
     score: float | None
     threshold: float
     status: Status
-    runs: list[float | None] = msgspec.field(default_factory=list)
-    invocations: list[list[float | None]] = msgspec.field(default_factory=list)
+    runs: tuple[float | None, ...] = ()
+    invocations: tuple[tuple[float | None, ...], ...] = ()
     judge: JudgeRecord | None = None
     error: str | None = None
 
@@ -311,6 +311,7 @@ class InvocationRecord(Record, kw_only=True):
 
 
 _TURNS: Final = msgspec.json.Decoder(list[InvocationRecord])
+_TURNS_JSON: Final = msgspec.json.Encoder()
 
 if TYPE_CHECKING:
     # A run's turns: decoded records, or (read from a file) their JSON, decoded on first use.
@@ -382,12 +383,16 @@ class RunRecord(Record, kw_only=True):
                 self.invocations = turns
         return turns
 
-    def compact(self) -> None:
-        """Keep the run's turns as JSON of their own (a copy of their bytes), so that they
-        no longer hold on to the whole file they were read from. Their types are checked
-        where they are read (compare/sanity.py), not here: one decode per run at load."""
-        if isinstance(self.invocations, msgspec.Raw):
-            self.invocations = self.invocations.copy()
+    def settle(self) -> list[InvocationRecord]:
+        """The run's turns, decoded (msgspec.ValidationError when their JSON is not a list
+        of turns); read from a file, their JSON is kept again compact and of its own, no
+        longer holding on to the whole file. What the loader's check calls
+        (compare/sanity.py): each run is decoded once at load."""
+        turns = self.invocations
+        if isinstance(turns, msgspec.Raw):
+            turns = _TURNS.decode(turns)
+            self.invocations = msgspec.Raw(_TURNS_JSON.encode(turns))
+        return turns
 
     def behaviour(self) -> str:
         """The run's behaviour fingerprint: as recorded, else computed from its turns."""
@@ -448,8 +453,8 @@ class EfficiencyResult(Record, kw_only=True):
 
     score: Amount | None  # ADK's value, per turn: one run's mean, several runs' turns pooled
     total: Amount | None  # per case: each run's turns summed, the mean over the runs
-    runs: list[Amount | None] = msgspec.field(default_factory=list)  # per finished run
-    invocations: list[list[Amount | None]] = msgspec.field(default_factory=list)  # per turn
+    runs: tuple[Amount | None, ...] = ()  # per finished run
+    invocations: tuple[tuple[Amount | None, ...], ...] = ()  # per turn
     budget: Amount | None = None  # --budget for this metric, if one was set
     over_budget: bool = False  # the total is above the budget
 

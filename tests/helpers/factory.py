@@ -42,8 +42,8 @@ def metric(name: str, runs: list[float | None], threshold: float | None = None) 
         score=score,
         threshold=threshold,
         status=status,
-        runs=runs,
-        invocations=[[r] for r in runs],
+        runs=tuple(runs),
+        invocations=tuple((r,) for r in runs),
     )
 
 

@@ -85,8 +85,8 @@ def originals(results: Results) -> Results:
 
 
 def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
-    runs = [metric.runs[i] for i in kept if i < len(metric.runs)]
-    turns = [metric.invocations[i] for i in kept if i < len(metric.invocations)]
+    runs = tuple(metric.runs[i] for i in kept if i < len(metric.runs))
+    turns = tuple(metric.invocations[i] for i in kept if i < len(metric.invocations))
     score = case_score(runs, turns)  # as the score stage scored the case, without re-runs
     status = status_for(score, metric.threshold)
     return metric.replace(runs=runs, invocations=turns, score=score, status=status)

@@ -20,7 +20,8 @@ from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results
 
 # Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
-# compared); the suite-level test holds its own 0.75%, so together they stay within 1%.
+# compared); the suite-level test holds its own 0.75% (0.55% over its looks at one run per
+# case), so together they stay within 1%.
 BLAME_ALPHA = 0.0025
 _GRID = np.linspace(0.0, 1.0, 2001)
 # How a paired run on the merge-base's code says what it was paired with (pipeline/paired.py):

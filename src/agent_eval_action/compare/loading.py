@@ -46,10 +46,9 @@ def _parse(path: Path, display: str) -> Results:
     except msgspec.MsgspecError as err:
         raise _explain(decode(data, display), display, err) from None
     del data
-    check_results(results, display)  # each run's turns are checked here (types, then values)
-    for case in results.cases:
-        for run in case.runs:
-            run.compact()  # then let the file's bytes go
+    # each run's turns are checked here (types, then values), and their JSON copied out
+    # of the file's bytes, which can then go
+    check_results(results, display)
     return results
 
 
@@ -114,7 +113,7 @@ def as_history(results: Results) -> Results:
         for run in case.runs:
             run.invocations = []
         for metric in case.metrics.values():
-            metric.invocations = []
+            metric.invocations = ()
     return results
 
 

@@ -55,8 +55,8 @@ class MetricDiff(Record, kw_only=True):
     baseline_status: Status | None
     current_status: Status | None
     threshold: float | None
-    baseline_runs: list[float | None] = msgspec.field(default_factory=list)
-    current_runs: list[float | None] = msgspec.field(default_factory=list)
+    baseline_runs: tuple[float | None, ...] = ()
+    current_runs: tuple[float | None, ...] = ()
     noisy: bool = False  # runs disagree on either side
     # a flip or drop seen in one run of a case that varies on main: what it would be if
     # confirmation re-runs showed it again (compare/confirm.py)

@@ -14,6 +14,9 @@ the check run, a control character in an eval id breaks the lines it is shown on
   it. Custom metrics and counts are not bounded. compare/ does not import metrics/, so the
   caller says which metrics are (pipeline/bounds.py asks the metric registry).
 
+Checking a run's turns decodes their JSON (kept as read until then) and leaves it compact
+and of its own (`RunRecord.settle`), so a loaded Results no longer holds the file's bytes.
+
 Free text (answers, tool arguments, errors, notes, warnings) is left as it is: the report
 escapes it wherever it is shown. But no string anywhere may hold half of a UTF-16 pair
 (`"\\udc00"` alone): Python reads it, nothing can write it out again (the report, the
@@ -206,9 +209,9 @@ class _Checker:
 
     def turns(self, run: RunRecord, where: str) -> list[InvocationRecord]:
         """A run's turns, their types checked (a Results read from a file keeps them as
-        JSON: decoded here, and let go again)."""
+        JSON: decoded here, and let go again, the JSON made compact: RunRecord.settle)."""
         try:
-            return run.turns(keep=False)
+            return run.settle()
         except msgspec.ValidationError as err:
             raise InputError(
                 one_line(f"invalid Results: {where} invocations: {err}"), self.display
@@ -285,7 +288,7 @@ def _case_is_sane(case: CaseResult) -> bool:
         if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:
             return False
         try:
-            numbers += (turn.duration_s for turn in run.turns(keep=False))
+            numbers += (turn.duration_s for turn in run.settle())
         except msgspec.ValidationError:
             return False
     return _numbers_sane(numbers) and _counts_sane(counts)

@@ -160,8 +160,8 @@ def efficiency(
         measured[metric.name] = EfficiencyResult(
             score=m.score,
             total=m.total,
-            runs=m.runs,
-            invocations=m.invocations,
+            runs=tuple(m.runs),
+            invocations=tuple(map(tuple, m.invocations)),
             budget=budget,
             over_budget=budget is not None and m.total is not None and m.total > budget,
         )
@@ -233,8 +233,8 @@ def _add_metric(
     errors = sorted({s.error for s in scores.values() if s.error})
     if not scores:
         errors = [error or "no run finished, so nothing was scored"]
-    runs = [scores[t.run].overall if t.run in scores else None for t in traces]
-    turns = [list(scores[t.run].invocations) if t.run in scores else [] for t in traces]
+    runs = tuple(scores[t.run].overall if t.run in scores else None for t in traces)
+    turns = tuple(tuple(scores[t.run].invocations) if t.run in scores else () for t in traces)
     status, why = status_for(score, criterion.threshold), "; ".join(errors) or None
     if metric.kind == "informational":
         result.informational[name] = InformationalResult(
