@@ -53,8 +53,8 @@ def confirmed_by(res: CaseResult, reruns: list[float], metric: str = "tool_traje
     for i, score in enumerate(reruns, start=2):
         rerun = copy.deepcopy(first).replace(run=i, confirms=f"trajectory {metric}")
         res.runs.append(rerun)
-        res.metrics[metric].runs.append(score)
-        res.metrics[metric].invocations.append([score])
+        res.metrics[metric].runs += (score,)
+        res.metrics[metric].invocations += ((score,),)
     return res
 
 

@@ -123,7 +123,7 @@ def test_a_report_of_hostile_content_keeps_its_structure():
     after = [case("ok", {"tool_trajectory_avg_score": [0.0]}, [hostile], eval_set_id="s")]
     diff, current = pair(before, after)
     diff.cases[0].eval_id = hostile  # eval ids come from eval files
-    diff.cases[0].notes.append(hostile)
+    diff.cases[0].notes += (hostile,)
     diff.notes.append(hostile)
     for text in (markdown.comment(diff, current), markdown.summary(diff, current)):
         assert text.count("<!--") == (1 if text.startswith("<!--") else 0)

@@ -131,7 +131,7 @@ def _hostile_diff(hostile: str):
     after = [case("ok", {"tool_trajectory_avg_score": [0.0]}, [hostile], eval_set_id="s")]
     diff, current = pair(before, after)
     diff.cases[0].eval_id = hostile  # eval ids come from eval files
-    diff.cases[0].notes.append(hostile)
+    diff.cases[0].notes += (hostile,)
     diff.notes.append(hostile)
     return diff, current
 

@@ -265,5 +265,5 @@ def test_the_suite_test_weighs_only_main_runs_taken_whatever_the_case_did_here()
     record = MainRuns()
     add_runs(record, own.replace(runs=runs))
     assert len(record.passed) == 3  # the case's own evidence: every run on main
-    assert record.recorded == [{R: True}]  # the first look: main's recorded runs alone
-    assert record.sampled == [{R: True}, {R: True}]  # later looks: and the suite round's
+    assert record.recorded == ({R: True},)  # the first look: main's recorded runs alone
+    assert record.sampled == ({R: True}, {R: True})  # later looks: and the suite round's

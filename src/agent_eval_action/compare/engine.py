@@ -193,9 +193,9 @@ def _case_shell(case: CaseResult, change: Change, baseline: CaseResult | None = 
         current_status=case.status,
         flaky=False,
         likely_noise=False,
-        metrics=[],
+        metrics=(),
         divergence=None,
-        notes=[],
+        notes=(),
     )
 
 
@@ -204,7 +204,7 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
     if change is None:
         change = Change.INCOMPLETE if case.status == Status.NOT_EVALUATED else Change.STILL_FAILING
     diff = _case_shell(case, change)
-    diff.metrics = [_one_sided(name, m, Change.UNCHANGED) for name, m in case.metrics.items()]
+    diff.metrics = tuple(_one_sided(name, m, Change.UNCHANGED) for name, m in case.metrics.items())
     diff.divergence = first_failure(case, diff.metrics)
     return diff
 
@@ -251,22 +251,22 @@ def _compare_cases(
             diffs.append(_compare_case(base, own, policy, base.key in known_flaky))
             if base.key != key:
                 diffs[-1].renamed_from = _case_ref(base)
-                diffs[-1].notes.append(
+                diffs[-1].notes += (
                     f"renamed: {base.eval_set_id} / {base.eval_id} on the baseline "
-                    "(the same content), compared with that"
+                    "(the same content), compared with that",
                 )
             pairs.append((diffs[-1], base, case))
         else:
             diff = _case_shell(case, Change.ADDED)
-            diff.metrics = [_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items()]
+            diff.metrics = tuple(_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items())
             diff.divergence = first_failure(case, diff.metrics)
             diffs.append(diff)
     for case in matching.removed:
         diff = _case_shell(case, Change.REMOVED, baseline=case)
         diff.current_status = None
-        diff.metrics = [
+        diff.metrics = tuple(
             _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
-        ]
+        )
         diffs.append(diff)
     _decide_tested_cases(diffs, policy)
     family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
@@ -291,30 +291,30 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
     diff = _case_shell(cur, Change.UNCHANGED, base)
     behaviour_noisy = behaviour_varies(base) or behaviour_varies(cur)
     single_run = finished_runs(base) <= 1 and finished_runs(cur) <= 1
-    for name in dict.fromkeys([*cur.metrics, *base.metrics]):
-        diff.metrics.append(
-            _compare_metric(
-                name,
-                base.metrics.get(name),
-                cur.metrics.get(name),
-                policy,
-                behaviour_noisy=behaviour_noisy,
-                known_flaky=known_flaky and single_run,
-            )
+    diff.metrics = tuple(
+        _compare_metric(
+            name,
+            base.metrics.get(name),
+            cur.metrics.get(name),
+            policy,
+            behaviour_noisy=behaviour_noisy,
+            known_flaky=known_flaky and single_run,
         )
+        for name in dict.fromkeys([*cur.metrics, *base.metrics])
+    )
     if Status.ERRORED in (base.status, cur.status):
         side = "current" if cur.status == Status.ERRORED else "baseline"
         diff.change = Change.ERRORED
-        diff.notes.append(
-            f"errored on the {side} side: {(cur if side == 'current' else base).note or 'a run failed'}"
+        diff.notes += (
+            f"errored on the {side} side: {(cur if side == 'current' else base).note or 'a run failed'}",
         )
     if not _same_content(base, cur):
-        diff.notes.append(
-            "expectation changed: the eval file's expected turns for this case differ from the baseline's"
+        diff.notes += (
+            "expectation changed: the eval file's expected turns for this case differ from the baseline's",
         )
     removed = [m.metric for m in diff.metrics if m.change == Change.REMOVED]
     if removed:
-        diff.notes.append(f"no longer scored: {', '.join(removed)}")
+        diff.notes += (f"no longer scored: {', '.join(removed)}",)
     diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
     return diff
 
@@ -534,7 +534,7 @@ def _shared(
 
 
 def _pass_rows(
-    runs: list[dict[str, bool]], names: Mapping[Axis, list[str]]
+    runs: Sequence[dict[str, bool]], names: Mapping[Axis, list[str]]
 ) -> list[tuple[float, ...]]:
     """Per run that scored every metric tested, its pass share per axis."""
     return [

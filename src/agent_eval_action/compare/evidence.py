@@ -10,10 +10,10 @@ cases in a suite, some will.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import cache
 from math import comb
 
+import msgspec
 import numpy as np
 
 from ..core import CaseKey
@@ -36,18 +36,21 @@ SUITE_ROUND = "the suite-level test"
 SAMPLING_RUN = "sampling run on main"
 
 
-@dataclass(slots=True)  # one per case: 100,000 of them in a large suite
-class MainRuns:
-    """The finished runs of one case on main: what each did, and which metrics it passed."""
+class MainRuns(msgspec.Struct, gc=False):
+    """The finished runs of one case on main: what each did, and which metrics it passed.
 
-    behaviours: list[str] = field(default_factory=list)
-    passed: list[dict[str, bool]] = field(default_factory=list)  # metric -> reached threshold
+    One per case, 100,000 in a large suite, alive while the comparison runs: a small
+    record of tuples the garbage collector has no need to scan (its strings and mappings
+    of bools hold nothing else), grown a baseline at a time by add_runs."""
+
+    behaviours: tuple[str, ...] = ()
+    passed: tuple[dict[str, bool], ...] = ()  # metric -> reached threshold
     # what the suite-level test weighs: at its first look main's recorded runs (no paired
     # ones: a look with more runs would be one more look), after suite rounds those and the
     # rounds' paired runs; never runs paired with one case's regression (a case gets them
     # because its run here failed, which would tilt the test)
-    recorded: list[dict[str, bool]] = field(default_factory=list)
-    sampled: list[dict[str, bool]] = field(default_factory=list)
+    recorded: tuple[dict[str, bool], ...] = ()
+    sampled: tuple[dict[str, bool], ...] = ()
 
     def failures(self, metric: str) -> tuple[int, int]:
         """(runs that failed the metric, runs that scored it)."""
@@ -85,15 +88,12 @@ def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
 
 def add_runs(main: MainRuns, case: CaseResult) -> None:
     kept = [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
-    main.behaviours.extend(case.runs[i].behaviour() for i in kept)
+    main.behaviours += tuple(case.runs[i].behaviour() for i in kept)
     passed = passes(case, kept)
-    main.passed.extend(passed)
-    for i, p in zip(kept, passed, strict=True):
-        confirms = case.runs[i].confirms
-        if _recorded(confirms):
-            main.recorded.append(p)
-        if _fair(confirms):
-            main.sampled.append(p)
+    main.passed += tuple(passed)
+    said = [case.runs[i].confirms for i in kept]
+    main.recorded += tuple(p for p, why in zip(passed, said, strict=True) if _recorded(why))
+    main.sampled += tuple(p for p, why in zip(passed, said, strict=True) if _fair(why))
 
 
 def _on_main(confirms: str | None) -> bool:

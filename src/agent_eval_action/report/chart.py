@@ -29,25 +29,30 @@ class Point:
     rates: dict[Axis, float | None]  # percent of the cases with metrics on the axis
 
 
-def pass_rate(results: Results, axis: Axis) -> float | None:
-    """Percent of the cases with a metric on this axis that passed every one of them (an
-    errored or unscored metric is not a pass); None when no case has one."""
-    scored = [[m.status for m in case.metrics.values() if m.axis == axis] for case in results.cases]
-    scored = [statuses for statuses in scored if statuses]
-    if not scored:
-        return None
-    passed = sum(all(s == Status.PASSED for s in statuses) for statuses in scored)
-    return 100.0 * passed / len(scored)
+def pass_rates(results: Results) -> dict[Axis, float | None]:
+    """Per axis, the percent of the cases with a metric on it that passed every one of them
+    (an errored or unscored metric is not a pass); None when no case has one. One pass
+    over the cases for every axis."""
+    scored = dict.fromkeys(AXES, 0)
+    passed = dict.fromkeys(AXES, 0)
+    for case in results.cases:
+        seen: dict[Axis, bool] = {}  # axis -> every metric on it passed
+        for m in case.metrics.values():
+            seen[m.axis] = seen.get(m.axis, True) and m.status == Status.PASSED
+        for axis, ok in seen.items():
+            scored[axis] += 1
+            passed[axis] += ok
+    return {a: 100.0 * passed[a] / scored[a] if scored[a] else None for a in AXES}
 
 
 def points(history: Sequence[Results], current: Results) -> list[Point]:
     """Main's baselines, oldest first, then this run; at most MAX_POINTS, the newest."""
     older = sorted(history, key=lambda r: r.created_at)[-(MAX_POINTS - 1) :]
     found = [
-        Point(short_sha(r.source.sha) or f"#{i}", {a: pass_rate(r, a) for a in AXES})
+        Point(short_sha(r.source.sha) or f"#{i}", pass_rates(r))
         for i, r in enumerate(older, start=1)
     ]
-    return [*found, Point(CURRENT, {a: pass_rate(current, a) for a in AXES})]
+    return [*found, Point(CURRENT, pass_rates(current))]
 
 
 def mermaid(history: Sequence[Results], current: Results) -> str:

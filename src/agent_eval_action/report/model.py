@@ -9,7 +9,6 @@ so the report and the Diff's JSON agree.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
@@ -82,21 +81,19 @@ class Report:
     def of(cls, diff: Diff, current: Results, options: Options) -> Report:
         regressed: dict[Axis, list[CaseDiff]] = {axis: [] for axis in AXES}
         improvements, still_failing, not_comparable, flaky = [], [], [], []
-        tallies: dict[str, Counter[str]] = {}
+        tallies: dict[str, list[int]] = {}  # per eval set, EvalSetRow's counts in order
         for case in diff.cases:
             axes = [axis for axis in AXES if case.axes.get(axis) in REGRESSIONS]
-            counted = {
-                "cases": True,
-                "before": case.baseline_status == Status.PASSED,
-                "now": case.current_status == Status.PASSED,
-                "regressed": bool(axes),
-                "improved": case.change in IMPROVEMENTS,
-                "still_failing": case.change == Change.STILL_FAILING,
-                "not_comparable": case.change in NOT_COMPARABLE,
-            }
-            tallies.setdefault(case.eval_set_id, Counter()).update(
-                name for name, hit in counted.items() if hit
-            )
+            counts = tallies.get(case.eval_set_id)
+            if counts is None:
+                counts = tallies[case.eval_set_id] = [0] * 7
+            counts[0] += 1
+            counts[1] += case.baseline_status == Status.PASSED
+            counts[2] += case.current_status == Status.PASSED
+            counts[3] += bool(axes)
+            counts[4] += case.change in IMPROVEMENTS
+            counts[5] += case.change == Change.STILL_FAILING
+            counts[6] += case.change in NOT_COMPARABLE
             for axis in axes:
                 regressed[axis].append(case)
             if axes:
@@ -118,7 +115,7 @@ class Report:
             tuple(still_failing),
             tuple(not_comparable),
             tuple(flaky),
-            tuple(EvalSetRow(name, **tally) for name, tally in tallies.items()),
+            tuple(EvalSetRow(name, *counts) for name, counts in tallies.items()),
         )
 
 
