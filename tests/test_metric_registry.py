@@ -9,7 +9,7 @@ from importlib import resources
 import pytest
 
 from agent_eval_action.core import METRIC_KINDS
-from agent_eval_action.metrics import registry
+from agent_eval_action.metrics import catalog, registry
 from agent_eval_action.metrics.config import load_config
 from agent_eval_action.metrics.criteria import (
     Criterion,
@@ -47,8 +47,8 @@ BUILTIN = {
 
 
 def test_every_builtin_metric_is_declared_once_with_its_kind_and_criterion_type():
-    assert registry.names() == sorted(BUILTIN)
-    for metric in registry.metrics():
+    assert catalog.names() == sorted(BUILTIN)
+    for metric in catalog.metrics():
         kind, criterion, judged = BUILTIN[metric.name]
         assert (metric.kind, metric.criterion, metric.judged) == (kind, criterion, judged)
         assert metric.kind in METRIC_KINDS
@@ -72,7 +72,7 @@ def test_judged_metrics_declare_their_requests_templates_and_parsers():
     prompts = resources.files("agent_eval_action.metrics.judge").joinpath("prompts")
     used = set()
     by_request: dict[str, object] = {}
-    for metric in registry.metrics():
+    for metric in catalog.metrics():
         if not isinstance(metric, JudgedMetric):
             continue
         assert metric.requests, metric.name
@@ -87,7 +87,7 @@ def test_judged_metrics_declare_their_requests_templates_and_parsers():
 
 def test_adk_metrics_this_tool_does_not_compute_are_declared_with_why():
     informational = {
-        e.name for e in registry.not_scored_entries() if e.kind == "informational" and not e.reason
+        e.name for e in catalog.not_scored_entries() if e.kind == "informational" and not e.reason
     }
     assert informational == {
         "tool_call_count_v1",
@@ -95,7 +95,7 @@ def test_adk_metrics_this_tool_does_not_compute_are_declared_with_why():
         "token_usage_v1",
         "invocation_duration_v1",
     }
-    entry = registry.not_scored("token_usage_v1")
+    entry = catalog.not_scored("token_usage_v1")
     assert entry is not None and "added by ADK itself" in entry.error()
     with pytest.raises(ValueError, match="declared twice"):
         registry.register(NotScored(name="tool_call_count_v1", kind="informational"))
@@ -133,7 +133,7 @@ def test_each_criterion_is_read_into_its_metrics_type(tmp_path):
 def test_unknown_keys_are_warned_about_from_the_criterion_types_fields(tmp_path):
     criteria = {
         name: {
-            "threshold": registry.find(name).score_range[0],  # type: ignore[union-attr]
+            "threshold": catalog.find(name).score_range[0],  # type: ignore[union-attr]
             "evaluate_intermediate_nl_responses": True,
         }
         for name in BUILTIN

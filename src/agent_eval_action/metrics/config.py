@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 from ..core import AXES, Axis
 from ..errors import InputError
 from ..files import jsonpos, read_text
-from . import registry
+from . import catalog
 from .criteria import Criterion, CustomCriterion
 from .custom import custom_metric
 from .registry import Metric
@@ -54,7 +54,7 @@ class EvalConfig(BaseModel):
         for name in self.criteria:
             spec = self.custom_metrics.get(name)
             if spec is None:
-                metric = registry.find(name)
+                metric = catalog.find(name)
                 assert metric is not None, name  # checked when the config was parsed
             else:
                 try:
@@ -70,7 +70,7 @@ class EvalConfig(BaseModel):
 def default_config() -> EvalConfig:
     criteria = {}
     for name, threshold in DEFAULT_CRITERIA.items():
-        metric = registry.find(name)
+        metric = catalog.find(name)
         assert metric is not None, name
         criteria[name] = metric.criterion(threshold=threshold)
     return EvalConfig(criteria=criteria)
@@ -182,7 +182,7 @@ class _Parser(jsonpos.FileReader):
                     f'custom metric "{name}" needs "code_config": {{"name": "module.function"}}',
                     (*path, code_key),
                 )
-            if registry.find(name) or registry.not_scored(name):
+            if catalog.find(name) or catalog.not_scored(name):
                 raise self.error(
                     f'custom metric "{name}" has the name of one of ADK\'s metrics', path
                 )
@@ -198,12 +198,12 @@ class _Parser(jsonpos.FileReader):
         return specs
 
     def criterion(self, name: str, value: Any, path: jsonpos.Path, is_custom: bool) -> Criterion:
-        metric = registry.find(name)
+        metric = catalog.find(name)
         if metric is None and not is_custom:
-            unscored = registry.not_scored(name)
+            unscored = catalog.not_scored(name)
             if unscored is not None:
                 raise self.error(unscored.error(), path)
-            known = registry.names() + [e.name for e in registry.not_scored_entries() if e.reason]
+            known = catalog.names() + [e.name for e in catalog.not_scored_entries() if e.reason]
             raise self.error(f'unknown metric "{name}"{_suggest(name, known)}', path)
         kind = metric.criterion if metric is not None else CustomCriterion
         if isinstance(value, bool) or not isinstance(value, int | float | dict):
@@ -237,7 +237,7 @@ class _Parser(jsonpos.FileReader):
         threshold = values.get("threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, int | float):
             raise self.error(f'criterion "{name}" needs a numeric "threshold"', at("threshold"))
-        metric = registry.find(name)
+        metric = catalog.find(name)
         low, high = metric.score_range if metric is not None else (0.0, 1.0)
         if not low <= threshold <= high:
             raise self.error(
@@ -270,7 +270,7 @@ def _options() -> dict[str, FieldInfo]:
     """Every option of every built-in metric's criterion type but the threshold, in the order
     they are checked: match types, then flags, then the structured options."""
     found: dict[str, FieldInfo] = {}
-    for metric in registry.metrics():
+    for metric in catalog.metrics():
         found.update(metric.criterion.model_fields)
     found.pop("threshold", None)
 

@@ -26,8 +26,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .registry import NotScored, register
-
 if TYPE_CHECKING:
     from ..traces import ActualTurn
 
@@ -122,9 +120,6 @@ EFFICIENCY: tuple[EfficiencyMetric, ...] = (
 BY_NAME: dict[str, EfficiencyMetric] = {metric.name: metric for metric in EFFICIENCY}
 # A per-case total is notable when it grew or shrank by this factor (and by `notable`).
 NOTABLE_FACTOR = 1.5
-
-for _metric in EFFICIENCY:  # naming one in criteria says why not (ADK raises there too)
-    register(NotScored(name=_metric.name, kind="informational"))
 
 
 @dataclass(frozen=True)
