@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,10 +204,12 @@ def measure(
     no_history_trials: int | None = None,
     histories: tuple[bool, ...] = (True, False),
     scenarios: tuple[str, ...] = tuple(SCENARIOS),
+    each: Callable[[dict], None] | None = None,
 ) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
     `no_history_trials` for the cells without (slower: main's sampling, and most flips
-    re-run). `histories` and `scenarios` pick the cells."""
+    re-run). `histories` and `scenarios` pick the cells; `each` is told every row as its
+    cell is done (a full run takes hours: a stopped one keeps what it printed)."""
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in SHAPES:
@@ -222,20 +225,27 @@ def measure(
                     label = f"{HISTORY} older" if history else f"sampled {BASELINE_RUNS}"
                     row = _row(shape, scenario, label, failed, count)
                     rows.append({**row, "extra": extra / count / shape.cases})
+                    if each is not None:
+                        each(rows[-1])
     return rows
 
 
+HEADER = (
+    f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} extra runs"
+)
+
+
+def line(r: dict) -> str:
+    """One cell's row of the table."""
+    rate = f"{r['failed']:.2%} [{r['low']:.2%}, {r['high']:.2%}]"
+    return (
+        f"{r['shape']:<36} ({r['scenario']})   {r['history']:<9} {rate:<24} "
+        f"{'yes' if r['met'] else 'NO':<4} {r['extra']:.1%} of the suite"
+    )
+
+
 def table(rows: list[dict]) -> str:
-    lines = [
-        f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} extra runs"
-    ]
-    for r in rows:
-        rate = f"{r['failed']:.2%} [{r['low']:.2%}, {r['high']:.2%}]"
-        lines.append(
-            f"{r['shape']:<36} ({r['scenario']})   {r['history']:<9} {rate:<24} "
-            f"{'yes' if r['met'] else 'NO':<4} {r['extra']:.1%} of the suite"
-        )
-    return "\n".join(lines)
+    return "\n".join([HEADER, *map(line, rows)])
 
 
 def main() -> None:
@@ -259,8 +269,14 @@ def main() -> None:
     args = parser.parse_args()
     histories = {"both": (True, False), "yes": (True,), "no": (False,)}[args.history]
     scenarios = tuple(s for s in SCENARIOS if s in args.scenarios)
-    rows = measure(args.trials, args.no_history_trials, histories, scenarios)
-    print(table(rows))
+    print(HEADER, flush=True)
+    rows = measure(
+        args.trials,
+        args.no_history_trials,
+        histories,
+        scenarios,
+        each=lambda row: print(line(row), flush=True),
+    )
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
     if args.paired:
         print("\npaired runs on the merge-base, no history (a target: <= 1%; c: >= 90%):")
