@@ -46,8 +46,8 @@ def _parse(path: Path, display: str) -> Results:
     except msgspec.MsgspecError as err:
         raise _explain(decode(data, display), display, err) from None
     del data
-    # each run's turns are checked here (types, then values), and their JSON copied out
-    # of the file's bytes, which can then go
+    # each run's turns are checked here (types, then values) and kept again as compact
+    # JSON of their own (RunRecord.settle): the file's bytes can then go
     check_results(results, display)
     return results
 

@@ -1,10 +1,10 @@
 """Metrics: each declared once, by its module in builtin/ (registry.py); catalog.py is the
 registry with every built-in one in it, imported on first use of `find` or `names` here (so
 importing a light module of this package, e.g. efficiency.py for `compare`, loads no
-metric, judge or eval-file model). Criterion
-types are in criteria.py, the reading of test_config.json in config.py, custom metrics in
-custom.py, the LLM judge in judge/, ADK's informational efficiency metrics (computed for
-every case, never in criteria) in efficiency.py."""
+metric, judge or eval-file model). Criterion types are in criteria.py, the reading of
+test_config.json in config.py, custom metrics in custom.py, the LLM judge in judge/, ADK's
+informational efficiency metrics (computed for every case, never in criteria) in
+efficiency.py."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ list a `Listing`), and how many characters of each agent text. `fit` renders at 
 twice. The first render is in full, measured by a `Meter`: each section's bytes, each
 listed item's, and how to print the lines that appear only when items are left out (a
 list's "… and N more", the ✂️ note); "in full" up to what any plan could show: a list's
-items past those that alone exceed the limit are not rendered. Templates print those inside a {% call %} of the
-meter (`budget.item`, `budget.more`, `budget.note`). When the first render is over the
-limit, `fit` plans a Detail from the measurements and renders once more.
+items past those that alone exceed the limit are not rendered. Templates print those
+inside a {% call %} of the meter (`budget.item`, `budget.more`, `budget.note`). When the
+first render is over the limit, `fit` plans a Detail from the measurements and renders
+once more.
 
 The plan takes the steps (cuts, least important first) in order: a cut that leaves the
 report too big even at zero is set to zero and the next step is weighed; otherwise it
@@ -203,7 +204,7 @@ def fit(
     `steps` are reduced in that order; when every step is at zero and it still does not
     fit, the minimal report is returned, or ValueError raised if even that is too big.
     """
-    shortens = start.text_chars > TEXT_FLOOR and any(cut.chars for cut in steps)
+    shortens = any(_shortens(cut, start) for cut in steps)
     meter = Meter(limit, start.text_chars if shortens else None)
     text = render(start, meter)
     if size(text) <= limit:
@@ -220,10 +221,16 @@ def fit(
     return text
 
 
+def _shortens(cut: Cut, start: Detail) -> bool:
+    """Whether a plan may take this step to shorten texts: a text cut, from texts longer
+    than TEXT_FLOOR."""
+    return cut.chars and start.text_chars > TEXT_FLOOR
+
+
 def _plan(model: _Model, limit: int, steps: Sequence[Cut]) -> Detail:
     detail = model.start
     for cut in steps:
-        if cut.chars and model.start.text_chars <= TEXT_FLOOR:
+        if cut.chars and not _shortens(cut, model.start):
             continue
         if model.size(detail.at(cut, 0)) > limit:  # none of these is not enough: go on
             detail = detail.at(cut, 0)
