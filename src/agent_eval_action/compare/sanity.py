@@ -274,9 +274,7 @@ def _case_is_sane(case: CaseResult) -> bool:
     for metric in case.metrics.values():
         if metric.judge is not None:
             return False  # rare enough to be checked the long way
-        numbers += (metric.score, metric.threshold, *metric.runs)
-        for turns in metric.invocations:
-            numbers += turns
+        numbers += (metric.threshold, *_scores(metric))
     for result in case.efficiency.values():
         numbers += (result.score, result.total, result.budget, *result.runs)
         for turns in result.invocations:
@@ -341,10 +339,14 @@ def check_bounded(results: Results, display: str, bounded: Bounded) -> None:
                 checker.scores(metric, f"{where}: {name}", unit=True)
 
 
-def _within_unit(metric: MetricResult) -> bool:
-    """Whether every score of the metric (overall, per run, per turn) is None or in [0, 1]
-    (NaN compares false)."""
+def _scores(metric: MetricResult) -> list[float | None]:
+    """Every score of the metric: overall, per run, per turn."""
     values = [metric.score, *metric.runs]
     for turns in metric.invocations:
         values += turns
-    return all(v is None or 0.0 <= v <= 1.0 for v in values)
+    return values
+
+
+def _within_unit(metric: MetricResult) -> bool:
+    """Whether every score of the metric is None or in [0, 1] (NaN compares false)."""
+    return all(v is None or 0.0 <= v <= 1.0 for v in _scores(metric))
