@@ -140,11 +140,12 @@ def case_annotations(diff: Diff) -> list[dict[str, Any]]:
         (c for c in diff.cases if any(a in REGRESSIONS for a in c.axes.values())), key=_rank
     )
     counted = gate_counts_failing(diff)
+    blamed = {id(c) for c in regressed}  # by identity: `in` a list compared whole records
     failing = [
         c
         for c in diff.cases
         if (c.current_status == Status.FAILED if counted else c.change == Change.STILL_FAILING)
-        and c not in regressed
+        and id(c) not in blamed
     ]
     out = []
     for level, cases, message in (
