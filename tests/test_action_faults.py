@@ -233,3 +233,47 @@ def test_github_unreachable_after_the_verdict_keeps_the_verdict_and_the_report(
     assert "could not be reached" in done.stdout and "were not posted" in done.stdout
     assert "gold\\_express\\_refund" in runner.summary.read_text()  # the report is there
     assert runner.outputs()["verdict"] == "fail"
+
+
+# The action's entry point with a bug planted in the report's rendering: what a TypeError in
+# a template would do. Its message plays an artifact's text quoted by an exception.
+_PLANTED_BUG = """
+import sys
+from agent_eval_action.report import markdown
+def comment(*args, **kwargs):
+    raise TypeError("::warning::forged annotation\\n##[add-path]/tmp/evil")
+markdown.comment = comment
+from agent_eval_action.cli import main
+sys.exit(main(["action"]))
+"""
+
+
+def test_a_fault_of_the_action_itself_is_no_verdict_not_a_gate_failure(runner: Runner):
+    _, payload = open_pr(runner)
+    evals = evalset(runner.tmp, "parent")  # a gate failure ("ok" was expected), but for the bug
+    env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
+    argv = [sys.executable, "-c", _PLANTED_BUG]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stdout + done.stderr  # not 1: nothing was decided
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error::")]
+    assert len(errors) == 1 and errors[0].startswith("::error::internal error, TypeError: ")
+    assert "Traceback (most recent call last)" in done.stderr  # for the bug report
+    log = done.stdout + done.stderr  # the exception's text is quoted, never obeyed
+    assert "##[" not in log
+    assert not any(line.startswith("::warning::forged") for line in log.splitlines())
+    summary = runner.summary.read_text(encoding="utf-8")
+    assert "agent-eval: no verdict (exit 3)" in summary and "TypeError" in summary
+    assert json.loads((runner.out_dir / "results.json").read_text())["cases"]  # kept
+    assert runner.fake.comments == {}
+
+
+def test_a_job_summary_that_cannot_be_written_is_no_verdict_in_one_line(runner: Runner):
+    _, payload = open_pr(runner)
+    evals = evalset(runner.tmp, "parent")
+    env = runner.env("pull_request", payload, evals=str(evals), command=python_command(SCRIPTED))
+    runner.summary.mkdir()  # the runner's summary file is a folder: writing it fails
+    done = runner.run(env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    (error,) = [line for line in done.stdout.splitlines() if line.startswith("::error::")]
+    assert error.startswith("::error::internal error, IsADirectoryError: ")
+    assert json.loads((runner.out_dir / "results.json").read_text())["cases"]

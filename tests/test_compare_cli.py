@@ -274,3 +274,20 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
     child.stdout.close()  # as `| head -1` does
     err = child.stderr.read() if child.stderr else ""
     assert child.wait(timeout=60) == 141 and "Traceback" not in err, err
+
+
+def test_a_fault_of_the_tool_is_exit_3_with_its_traceback_never_a_gate_failure(
+    files, capsys, monkeypatch
+):
+    from agent_eval_action.pipeline import gate
+
+    def planted(*args, **kwargs):  # a bug in the comparison: nothing is decided
+        raise KeyError("tool_trajectory_avg_score")
+
+    monkeypatch.setattr(gate, "gate", planted)
+    assert main(["compare", "--baseline", "base.json", "--current", "worse.json"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert err.splitlines()[-1] == (
+        "error: internal error, KeyError: 'tool_trajectory_avg_score' (the traceback is above)"
+    )

@@ -6,13 +6,17 @@ eval run in a child process with no token, then compare, then publish. `mode: co
 never runs or imports project code: it reads a finished PR run's artifact.
 
 Exit codes as the CLI's: 0 pass (and: the baseline was recorded), 1 gate failed, 2 bad
-input, 3 infrastructure failure or cancellation (partial results are kept).
+input, 3 no verdict: infrastructure failure, cancellation (partial results are kept), or a
+fault of the action itself (an unexpected exception: its traceback in the log, one error
+line, never the gate's exit 1).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -64,6 +68,11 @@ def main(env: Mapping[str, str] | None = None) -> int:
         return _fail(EXIT_INFRASTRUCTURE, message, environ)
     except (InfrastructureError, GitHubError) as err:
         return _fail(EXIT_INFRASTRUCTURE, str(err), environ)
+    except Exception as err:  # a fault of this tool or its machine: no verdict, never exit 1
+        for line in traceback.format_exc().splitlines():  # for a bug report
+            outputs.say(line, sys.stderr)  # it may quote an artifact: plain, never a command
+        said = f"internal error, {type(err).__name__}: {err}" if str(err) else type(err).__name__
+        return _fail(EXIT_INFRASTRUCTURE, f"{said} (the traceback is in the log)", environ)
 
 
 def _fail(code: int, message: str, environ: Mapping[str, str]) -> int:
@@ -76,7 +85,8 @@ def _fail(code: int, message: str, environ: Mapping[str, str]) -> int:
     except InputError:
         summary = None
     what = "bad input" if code == EXIT_BAD_INPUT else "no verdict"
-    outputs.append_summary(
-        summary, f"### ❌ agent-eval: {what} (exit {code})\n\n{escape.code(line)}"
-    )
+    with contextlib.suppress(OSError):  # the summary file may be what failed: logged above
+        outputs.append_summary(
+            summary, f"### ❌ agent-eval: {what} (exit {code})\n\n{escape.code(line)}"
+        )
     return code

@@ -4,14 +4,16 @@ One module per command, each with `add_arguments(parser)` and `handle(args)`. Bu
 parser imports only these light modules; a command's handler imports what it needs when
 it runs, so `--help` and usage errors stay fast.
 
-Exit codes (errors.py): 0 passed, 1 gate failed, 2 bad input or usage, 3 infrastructure
-failure or cancellation (partial Results are still written).
+Exit codes (errors.py): 0 passed, 1 gate failed, 2 bad input or usage, 3 no verdict:
+infrastructure failure, cancellation (partial Results are still written), or a fault of
+the tool itself (an unexpected exception, its traceback printed: never the gate's 1).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from .. import __version__
@@ -68,4 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except InfrastructureError as err:
         print(f"error: {err}", file=sys.stderr)
+        return EXIT_INFRASTRUCTURE
+    except Exception as err:  # a fault of this tool: no verdict, never the gate's exit 1
+        traceback.print_exc()
+        said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        print(f"error: internal error, {said} (the traceback is above)", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
