@@ -277,3 +277,16 @@ def test_a_job_summary_that_cannot_be_written_is_no_verdict_in_one_line(runner: 
     (error,) = [line for line in done.stdout.splitlines() if line.startswith("::error::")]
     assert error.startswith("::error::internal error, IsADirectoryError: ")
     assert json.loads((runner.out_dir / "results.json").read_text())["cases"]
+
+
+def test_an_output_dir_that_is_a_file_is_bad_input_before_anything_runs(runner: Runner):
+    _, payload = open_pr(runner)
+    taken = runner.tmp / "taken"
+    taken.write_text("someone else's file\n", encoding="utf-8")
+    done = runner.run(runner.env("pull_request", payload, **{"output-dir": str(taken)}))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: {taken}: input output-dir: a file stands in its place"
+    )
+    assert "Traceback" not in done.stderr and runner.fake.comments == {}
+    assert taken.read_text(encoding="utf-8") == "someone else's file\n"

@@ -103,6 +103,10 @@ def symlink(target: str) -> Callable[[Path], None]:
     return make
 
 
+def folder(path: Path) -> None:
+    path.mkdir()
+
+
 def many_cases(count: int) -> Callable[[Path], None]:
     def make(path: Path) -> None:
         cases = [
@@ -867,6 +871,22 @@ ROWS: list[Row] = [
         "name the policy too",
         argv=run("d.evalset.json", extra=("--fail-on=-removed",)),
         files={"d.evalset.json": GOOD},
+    ),
+    Row(
+        "out-is-a-folder",
+        "`--out` (or `--html`, `--traces`) names a folder",
+        "`--out reports` where `reports/` exists",
+        "reports: is a directory, not a file",
+        argv=run("d.evalset.json", extra=("--out", "reports")),
+        files={"d.evalset.json": GOOD, "reports": folder},
+    ),
+    Row(
+        "out-under-a-file",
+        "`--out` under a name that is a file",
+        "`--html notes/report.html` where `notes` is a file",
+        "notes/report.html: notes is a file, not a directory",
+        argv=run("d.evalset.json", extra=("--html", "notes/report.html")),
+        files={"d.evalset.json": GOOD, "notes": "a file\n"},
     ),
     Row(
         "budget-unknown-metric",

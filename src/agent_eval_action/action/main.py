@@ -57,7 +57,10 @@ def main(env: Mapping[str, str] | None = None) -> int:
             else None
         )
         out_dir = Path(settings.output_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):  # a file where a folder must be
+            raise InputError("input output-dir: a file stands in its place", out_dir) from None
         context = Context(settings, event, gh, out_dir, children)
         print(f"agent-eval-action: {mode.value} mode for the {settings.github.event_name} event")
         return MODES[mode](context)

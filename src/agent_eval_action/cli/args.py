@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from ..core import Axis, TrajectoryPolicy, parse_trajectory_policy
@@ -21,6 +22,19 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {message} (see {self.prog} --help)\n")
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file the command will write, refused before anything runs when
+    it is a folder or a file stands where one of its folders must be (missing folders are
+    made as it is written)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: is a directory, not a file")
+    folder = next((p for p in path.parents if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: {folder} is a file, not a directory")
+    return text
 
 
 def at_least(least: int) -> Callable[[str], int]:

@@ -21,7 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--current", required=True, metavar="CUR.json", help="the Results to judge")
     common.add_gate_options(parser)
     common.add_report_options(parser, FORMATS)
-    parser.add_argument("--out", metavar="FILE", help="write the output there instead of stdout")
+    parser.add_argument(
+        "--out",
+        type=common.output_file,
+        metavar="FILE",
+        help="write the output there instead of stdout",
+    )
     add_html(parser)
 
 

@@ -6,12 +6,17 @@ import argparse
 from pathlib import Path
 
 from ..errors import EXIT_PASS
+from . import args as common
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", metavar="SHARD.json")
     parser.add_argument(
-        "--out", required=True, metavar="FILE", help="where to write the merged Results"
+        "--out",
+        required=True,
+        type=common.output_file,
+        metavar="FILE",
+        help="where to write the merged Results",
     )
 
 

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .args import output_file
+
 if TYPE_CHECKING:
     from ..compare.model import Diff
     from ..pipeline.gate import Baseline
@@ -19,7 +21,7 @@ HTML_HELP = (
 
 
 def add_html(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--html", metavar="FILE", help=HTML_HELP)
+    parser.add_argument("--html", type=output_file, metavar="FILE", help=HTML_HELP)
 
 
 def report(diff: Diff, current: Results, args: argparse.Namespace) -> str:

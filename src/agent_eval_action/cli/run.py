@@ -42,6 +42,7 @@ def add_output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         default="results.json",
+        type=common.output_file,
         metavar="FILE",
         help="where to write the Results (default results.json); diff.json goes beside it",
     )

@@ -26,7 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_run_options(parser, judge=False)
     common.add_agent_cwd(parser)
     parser.add_argument(
-        "--traces", required=True, metavar="FILE", help="where to write the traces (JSON lines)"
+        "--traces",
+        required=True,
+        type=common.output_file,
+        metavar="FILE",
+        help="where to write the traces (JSON lines)",
     )
     parser.add_argument(
         "--user-turns",

@@ -20,7 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_eval_paths(parser)
     common.add_run_options(parser)
     parser.add_argument(
-        "--record", required=True, metavar="FILE", help="where to write the simulations record"
+        "--record",
+        required=True,
+        type=common.output_file,
+        metavar="FILE",
+        help="where to write the simulations record",
     )
 
 
