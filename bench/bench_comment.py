@@ -1,6 +1,8 @@
 """The fork-safe comment job (`mode: comment`, action/modes.py) on a large PR run, end to end.
 
     python bench/bench_comment.py                 # 100,000 cases, best of 3
+    python bench/bench_comment.py --history 10    # with main's older baselines, as the action
+                                                  # fetches them by default
     python bench/bench_compare.py --cases 10000 --versus-json   # the 10,000-case yardstick
 
 Issue 16, item 4: a 100,000-case run posts its comment within the records' targets
@@ -10,7 +12,9 @@ in tests/test_action_e2e.py's fork test, against the fake GitHub of tests/fakes/
 PR's Results (one case in 50 regressed, as bench_compare.py builds them) and its pr.json,
 and the `workflow_run` event. Timed: the whole action process (`agent-eval-action action`,
 mode comment): downloading both artifacts, checking and loading both Results, comparing,
-rendering and posting the comment, the check run and the job summary. Its wall time and
+rendering and posting the comment, the check run and the job summary. With --history N,
+main's history goes N push runs further back, each with a baseline artifact of its own
+(other texts: no run of one matches another's), which the job downloads and loads too. Its wall time and
 its own peak RSS (VmHWM, printed by the process as it exits), the best of --repeat runs.
 The figures measured, and where the memory goes: bench/README.md, "The comment job at scale".
 """
@@ -44,7 +48,22 @@ from helpers.action_harness import (  # noqa: E402
 WORKFLOW = ".github/workflows/agent-eval.yml"
 
 
-def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) -> dict:
+def older_baselines(fake: FakeGitHub, main: list[str], cases: int, count: int, seed: int) -> None:
+    """`count` older baselines, one on each of main's push runs before the baseline's: each
+    suite's own texts (another seed), so no run matches another's by chance."""
+    if not count:
+        return
+    commits = fake.linear_history(count, prefix="older", branch=None)
+    fake.commits[main[0]]["parents"] = [commits[-1]]  # main's history starts further back
+    for index, sha in enumerate(commits):
+        run = fake.add_workflow_run(head_sha=sha, path=WORKFLOW, event="push")
+        data = make_results(cases, 1, set(), seed + 100 + index).dump_json().encode()
+        fake.add_artifact("agent-eval-results", zipped({"results.json": data}), run_id=run["id"])
+
+
+def measure(
+    cases: int, repeat: int, seed: int = 8, profile: str | None = None, history: int = 0
+) -> dict:
     rng = random.Random(seed)
     changed = set(rng.sample(range(cases), cases // 50))
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,6 +76,7 @@ def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) 
         try:
             main, head = main_with_baseline(fake, baseline_path.read_bytes())
             baseline_path.unlink()
+            older_baselines(fake, main, cases, history, seed)
             fake.add_pull(7, head, main[3], head_repo="forker/demo")
             pr_run = fake.add_workflow_run(
                 head_sha=head, event="pull_request", head_branch="feature", path=WORKFLOW,
@@ -91,6 +111,8 @@ def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) 
             if len(comments) != 1 or "regress" not in comments[0]["body"].lower():
                 raise SystemExit(f"expected one comment naming the regressions: {comments}")
             comment_chars = len(comments[0]["body"])
+            # artifacts downloaded by the last run: the PR run's, the baseline, the older ones
+            fetched = sum(r.route == "download_artifact" for r in fake.log) // repeat
         finally:
             fake.stop()
     return {
@@ -101,6 +123,8 @@ def measure(cases: int, repeat: int, seed: int = 8, profile: str | None = None) 
         "comment_chars": comment_chars,
         "exit": done.returncode,
         "repeat": repeat,
+        "history": history,
+        "downloads": fetched,
     }
 
 
@@ -110,8 +134,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of this many processes")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the job to FILE")
+    parser.add_argument(
+        "--history", type=int, default=0, metavar="N",
+        help="N older baselines on main's earlier push runs, as the action fetches them "
+        "(its history input, 10 by default)",
+    )  # fmt: skip
     args = parser.parse_args()
-    figures = measure(args.cases, args.repeat, profile=args.profile)
+    figures = measure(args.cases, args.repeat, profile=args.profile, history=args.history)
     if args.json:
         print(json.dumps(figures))
         return
@@ -119,7 +148,7 @@ def main() -> None:
         f"mode comment, {figures['cases']:,} cases (Results files of "
         f"{' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB): the whole action "
         f"process {figures['comment_s']:.2f} s, peak RSS {figures['comment_mb']:.0f} MB, "
-        f"exit {figures['exit']}, a comment of {figures['comment_chars']:,} characters "
+        f"exit {figures['exit']}, {figures['downloads']} artifacts downloaded ({figures['history']} older baselines), a comment of {figures['comment_chars']:,} characters "
         f"(best of {figures['repeat']})"
     )
 
