@@ -631,6 +631,21 @@ def test_the_relay_runs_scenarios_with_the_simulator_on_the_keyed_side(write, fa
     assert results.usage.simulator_calls == 2
 
 
+def test_the_relay_asks_for_the_turns_of_concurrent_case_runs_at_once(write, fake, tmp_path):
+    import os
+
+    chats = [{**SCENARIO, "eval_id": f"chat_{i}"} for i in range(4)]
+    suite(write, *chats)
+    write("table.json", {c["eval_id"]: {"text": "Which order?"} for c in chats})
+    fake.latency_s = 0.5  # each simulated turn takes a while: they overlap, or wait in line
+    agent_env = {
+        k: v for k, v in os.environ.items() if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")
+    }
+    assert _relayed_stages(Path.cwd(), fake, agent_env) == (0, 0)
+    assert fake.calls("user") == 4  # each chat's second turn, the user stops
+    assert fake.max_in_flight > 1  # one request at a time kept this at 1
+
+
 def test_serve_users_answers_only_scenario_case_runs_of_its_suite(write, fake):
     import subprocess
     import sys
@@ -678,12 +693,13 @@ def test_serve_users_answers_only_scenario_case_runs_of_its_suite(write, fake):
     )
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0 and len(answers) == 5, answers
-    assert answers[0] == {"id": 1, "error": "no scenario case-run of this suite"}
-    assert answers[1] == {"id": 2, "error": "no scenario case-run of this suite"}
-    assert answers[2]["id"] is None and "not a relay request" in answers[2]["error"], answers
-    assert answers[3]["error"].startswith("not a relay request")
+    by_id = {a["id"]: a for a in answers if a["id"] is not None}  # answered in any order
+    unread = [a["error"] for a in answers if a["id"] is None]
+    assert by_id[1] == {"id": 1, "error": "no scenario case-run of this suite"}
+    assert by_id[2] == {"id": 2, "error": "no scenario case-run of this suite"}
+    assert len(unread) == 2 and all(e.startswith("not a relay request") for e in unread)
     # the starting prompt needs no call, so no key either
-    assert answers[4] == {
+    assert by_id[4] == {
         "id": 4,
         "user_content": {"parts": [{"text": "My blender is broken."}], "role": "user"},
     }
