@@ -291,3 +291,22 @@ def test_a_fault_of_the_tool_is_exit_3_with_its_traceback_never_a_gate_failure(
     assert err.splitlines()[-1] == (
         "error: internal error, KeyError: 'tool_trajectory_avg_score' (the traceback is above)"
     )
+
+
+def test_json_on_stdout_is_the_file_byte_for_byte_and_the_diffs_own_json(files):
+    import subprocess
+    import sys
+
+    from agent_eval_action.compare.model import Diff
+
+    argv = ["compare", "--baseline", "base.json", "--current", "worse.json", "--format", "json"]
+    cli = [sys.executable, "-m", "agent_eval_action", *argv]
+    printed = subprocess.run(cli, capture_output=True, timeout=120)
+    assert printed.returncode == 1, printed.stderr
+    assert main([*argv, "--out", "diff.json"]) == 1
+    written = Path("diff.json").read_bytes()
+    when = json.loads(written)["created_at"]  # the two comparisons ran at other instants
+    same = printed.stdout.replace(json.loads(printed.stdout)["created_at"].encode(), when.encode())
+    assert same == written  # streamed a case at a time, as diff.json is written
+    assert written == (Diff.from_json(written).dump_json() + "\n").encode()
+    assert not list(Path().glob(".*.tmp"))

@@ -243,8 +243,10 @@ def test_a_scenario_case_with_a_metric_that_needs_expected_turns_is_refused(writ
 
 def test_json_format_prints_the_results(write, capsys):
     run(write, GOOD, "--format", "json")
-    printed = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    printed = json.loads(out)
     assert printed["schema"] == "agent-eval-results/1" and len(printed["cases"]) == 2
+    assert out == Path("results.json").read_text(encoding="utf-8") + "\n"  # as written
 
 
 def test_case_hash_tracks_expectations_not_timestamps(write):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Final, Literal, Self, TypeVar
 
 import msgspec
 
@@ -533,6 +533,10 @@ class Results(Record, kw_only=True):
         case at a time: 100,000 cases are hundreds of MB of JSON, never held at once."""
         write_json(self, "cases", path)
 
+    def stream(self, out: BinaryIO) -> None:
+        """Write `dump_json` and a line break to `out`, one case at a time."""
+        stream_json(self, "cases", out, end=b"\n")
+
 
 _RESULTS: Final = msgspec.json.Decoder(Results)
 _ENCODER: Final = msgspec.json.Encoder()
@@ -548,9 +552,22 @@ _OPEN, _CLOSE = b"[\n [\n", b"\n ]\n]"  # around an item formatted inside two br
 
 def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> None:
     """Write `dump_json(record)`, then `end`, to `path` atomically (a temporary file beside
-    it, then renamed; removed if anything fails), with its list field `items` (a top-level
-    key of its JSON, never omitted) encoded item by item, so that only one item's JSON is
-    in memory at a time.
+    it, then renamed; removed if anything fails), as stream_json writes it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("wb") as out:
+            stream_json(record, items, out, end=end)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def stream_json(record: Record, items: str, out: BinaryIO, *, end: bytes = b"") -> None:
+    """Write `dump_json(record)`, then `end`, to `out`, with its list field `items` (a
+    top-level key of its JSON, never omitted) encoded item by item, so that only one item's
+    JSON is in memory at a time.
 
     The record is formatted without the items (their key holds `[]`), and each item on
     its own, inside two brackets so that it comes out two levels deep, as in the list;
@@ -559,24 +576,16 @@ def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> N
     skeleton = msgspec.json.format(_ENCODER.encode(record.replace(**{items: []})), indent=1)
     key = f'\n "{items}": '.encode()
     at = skeleton.index(key + b"[]") + len(key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("wb") as out:
-            values = getattr(record, items)
-            if not values:
-                out.write(skeleton + end)
-            else:
-                out.write(skeleton[:at] + b"[")
-                for index, value in enumerate(values):
-                    nested = msgspec.json.format(b"[[" + _ENCODER.encode(value) + b"]]", indent=1)
-                    out.write(b",\n" if index else b"\n")
-                    out.write(memoryview(nested)[len(_OPEN) : -len(_CLOSE)])
-                out.write(b"\n ]" + skeleton[at + 2 :] + end)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    values = getattr(record, items)
+    if not values:
+        out.write(skeleton + end)
+        return
+    out.write(skeleton[:at] + b"[")
+    for index, value in enumerate(values):
+        nested = msgspec.json.format(b"[[" + _ENCODER.encode(value) + b"]]", indent=1)
+        out.write(b",\n" if index else b"\n")
+        out.write(memoryview(nested)[len(_OPEN) : -len(_CLOSE)])
+    out.write(b"\n ]" + skeleton[at + 2 :] + end)
 
 
 def json_schema() -> dict[str, Any]:

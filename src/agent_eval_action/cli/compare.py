@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from . import args as common
 from .output import add_html
@@ -41,14 +42,18 @@ def handle(args: argparse.Namespace) -> int:
     diff = gate(current, baseline, options)
     if diff.baseline is None:
         print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
-    if args.format in ("markdown", "summary"):
-        text = report(diff, current, args)
-    elif args.format == "json":
-        text = diff.dump_json()
+    if args.format == "json":  # one case at a time: at 100,000 cases, hundreds of MB
+        if args.out is None:
+            sys.stdout.flush()
+            diff.stream(sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+        else:
+            diff.write(Path(args.out))
+    elif args.format in ("markdown", "summary"):
+        emit(report(diff, current, args), args.out)
     else:
         from ..report.diff_console import table
 
-        text = table(diff)
-    emit(text, args.out)
+        emit(table(diff), args.out)
     write_html(diff, current, baseline, args)
     return verdict_code(diff)

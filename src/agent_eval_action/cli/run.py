@@ -152,10 +152,14 @@ def finish(
             file=sys.stderr,
         )
         return EXIT_PASS
-    if args.format in ("table", "json"):
+    if args.format == "json":  # one case at a time, as --out is written
+        sys.stdout.flush()
+        results.stream(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    elif args.format == "table":
         from ..report.console import table
 
-        print(results.dump_json() if args.format == "json" else table(results))
+        print(table(results))
     if results.partial:
         print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE

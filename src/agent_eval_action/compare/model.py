@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Final, Literal
+from typing import BinaryIO, Final, Literal
 
 import msgspec
 
 from ..core import Axis
-from ..results import Instant, Record, Source, Status, dump_json, write_json
+from ..results import Instant, Record, Source, Status, dump_json, stream_json, write_json
 
 DIFF_SCHEMA: Final = "agent-eval-diff/1"
 
@@ -262,3 +262,7 @@ class Diff(Record, kw_only=True):
         """Write `dump_json` and a line break, atomically and one case at a time (the
         Diff of 100,000 cases is hundreds of MB of JSON, never held at once)."""
         write_json(self, "cases", path, end=b"\n")
+
+    def stream(self, out: BinaryIO) -> None:
+        """Write `dump_json` and a line break to `out`, one case at a time."""
+        stream_json(self, "cases", out, end=b"\n")
