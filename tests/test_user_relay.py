@@ -133,3 +133,27 @@ def test_the_simulators_error_fails_only_its_own_request():
         assert str(failed) == "the user simulator: Gemini said 400" and answered == "A-1001."
     finally:
         client.close()
+
+
+def test_a_late_answer_to_a_request_given_up_is_dropped_and_the_relay_goes_on():
+    def server(inbound: IO[str], outbound: IO[str]) -> None:
+        first = json.loads(inbound.readline())  # its case-run times out before the answer
+        second = json.loads(inbound.readline())
+        text = {"role": "user", "parts": [{"text": "late"}]}
+        say(outbound, {"id": first["id"], "user_content": text})
+        text = {"role": "user", "parts": [{"text": "in time"}]}
+        say(outbound, {"id": second["id"], "user_content": text})
+        inbound.readline()
+
+    client, _ = relayed(server)
+
+    async def both() -> object:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(client(request("a"), []), timeout=0.2)
+        content = await asyncio.wait_for(client(request("b"), []), timeout=30)
+        return None if content is None else content.parts[0].text
+
+    try:
+        assert asyncio.run(both()) == "in time"
+    finally:
+        client.close()

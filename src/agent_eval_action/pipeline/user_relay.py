@@ -63,6 +63,7 @@ class RelayClient:
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[str]]] = {}
         self._ids = itertools.count(1)
         self._gone: str | None = None  # why no more answers will come
+        self._given_up: set[int] = set()  # requests whose case-run ended first (a timeout)
         self._thread: threading.Thread | None = None
 
     async def __call__(
@@ -95,6 +96,8 @@ class RelayClient:
         finally:
             with self._guard:
                 self._pending.pop(ident, None)
+                if not answer.done() or answer.cancelled():  # its answer may still come
+                    self._given_up.add(ident)
         try:
             parsed = json.loads(line)
             if parsed.get("error"):
@@ -121,6 +124,10 @@ class RelayClient:
                 ident = _answer_id(line)
                 with self._guard:
                     waiting = self._pending.get(ident) if ident is not None else None
+                    late = ident in self._given_up
+                    self._given_up.discard(ident)
+                if late:  # to a request given up: nobody waits for it
+                    continue
                 if waiting is None:  # nothing to give it to: the relay is broken
                     why = "the user-turn relay answered badly: an answer to no request"
                     break
