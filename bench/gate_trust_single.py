@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gate_trust as base_sim
 
-from agent_eval_action.compare import compare
+from agent_eval_action.compare import MainRecord, compare
 from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
 from agent_eval_action.pipeline.confirm import rounds, sampling_rounds
 from agent_eval_action.pipeline.options import DEFAULTS
@@ -117,7 +117,7 @@ def sampled_baseline(shape: Shape, probs: np.ndarray, rng, scenario: str):
                 runs[index].append(_run(rng, 1 + round_number, passes, what))
         return _results(runs)
 
-    sampling_rounds(_results(runs), known=[], runs=BASELINE_RUNS, sample=sample)
+    sampling_rounds(_results(runs), known=MainRecord(), runs=BASELINE_RUNS, sample=sample)
     return _results(runs)
 
 
@@ -128,9 +128,11 @@ def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, 
     pr_probs = probs - 0.2 if scenario == "c" else probs
     if history:
         baseline = _results(_side(shape, probs, rng, scenario, pr=False))
-        older = [_results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)]
+        older = MainRecord.of(
+            _results(_side(shape, probs, rng, scenario, pr=False)) for _ in range(HISTORY)
+        )
     else:  # main's first baseline: recorded with sampling runs, nothing older
-        baseline, older = sampled_baseline(shape, probs, rng, scenario), []
+        baseline, older = sampled_baseline(shape, probs, rng, scenario), MainRecord()
     pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
     first_noisy = shape.cases - shape.noisy
     extra = 0
@@ -155,10 +157,11 @@ def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, 
 
     current = _results(pr_runs, CONFIRM_RUNS)
     diff = compare(current, baseline, history=older)
+    known = older.plus(baseline)
     diff, _ = rounds(
         diff,
         current,
-        known=[*older, baseline],
+        known=lambda: known,
         runs=CONFIRM_RUNS,
         limit=CONFIRM_LIMIT,
         confirm=confirm,
@@ -298,7 +301,6 @@ def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int
     """(did the gate fail, the PR's extra case-runs, main's paired runs) for one simulated
     pull request with no history on main and paired runs on the merge-base."""
     from agent_eval_action.compare.evidence import PAIRED_RUN
-    from agent_eval_action.pipeline.paired import replace_in
 
     rng = np.random.default_rng(seed)
     probs = rng.uniform(shape.low, shape.high, shape.noisy)
@@ -307,8 +309,8 @@ def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int
     pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
     main_side: dict[int, list] = {}  # case index -> its paired runs on main's code
     first_noisy = shape.cases - shape.noisy
-    known = [baseline]
-    merge_base = None
+    main_record = MainRecord().plus(baseline)
+    known = main_record  # with the paired runs so far
     extra = paired = 0
 
     def one_run(index: int, number: int, odds: np.ndarray, what: str, pr: bool):
@@ -320,7 +322,7 @@ def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int
         return _run(rng, number, passes, what)
 
     def confirm(wanted: list, round_number: int):
-        nonlocal extra, paired, merge_base
+        nonlocal extra, paired, known
         for key, what in wanted:
             index = int(key.eval_id.removeprefix("case"))
             pr_runs[index].append(one_run(index, 1 + round_number, pr_probs, what, True))
@@ -332,17 +334,16 @@ def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int
             base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
             for i, rs in sorted(main_side.items())
         ]
-        grown = base_sim.results_of(cases, 1)
-        replace_in(known, merge_base, grown)
-        merge_base = grown
+        merge_base = base_sim.results_of(cases, 1)
+        known = main_record.plus(merge_base)
         current = _results(pr_runs, CONFIRM_RUNS)
-        return compare(current, baseline, history=[merge_base]), current
+        return compare(current, baseline, history=MainRecord().plus(merge_base)), current
 
     current = _results(pr_runs, CONFIRM_RUNS)
     diff, _ = rounds(
         compare(current, baseline),
         current,
-        known=known,
+        known=lambda: known,
         runs=CONFIRM_RUNS,
         limit=CONFIRM_LIMIT,
         confirm=confirm,

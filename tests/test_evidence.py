@@ -11,6 +11,7 @@ from helpers.factory import case, results
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import to_confirm
 from agent_eval_action.compare.evidence import BLAME_ALPHA, blame_level, unchanged_p
+from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.results import CaseResult, Results
 
 TRAJ = "tool_trajectory_avg_score"
@@ -34,15 +35,13 @@ def _steady(n: int) -> list[CaseResult]:
     return [case(f"steady{i}", {TRAJ: [1.0]}, ["ok"]) for i in range(n)]
 
 
-def _main(
-    b_scores: list[float], b_behaviour: list[str], others: int
-) -> tuple[Results, list[Results]]:
+def _main(b_scores: list[float], b_behaviour: list[str], others: int) -> tuple[Results, MainRecord]:
     """main's record: the baseline (its last run) and older single-run baselines of case b."""
     runs = [
         results(case("b", {TRAJ: [score]}, [behaviour]), *_steady(others), sha=f"main{i}")
         for i, (score, behaviour) in enumerate(zip(b_scores, b_behaviour, strict=True))
     ]
-    return runs[-1], runs[:-1]
+    return runs[-1], MainRecord.of(runs[:-1])
 
 
 def _b(diff) -> tuple[str, str]:
@@ -106,7 +105,7 @@ def test_a_failure_main_has_shown_before_is_not_re_run_when_no_re_run_could_blam
     baseline, history = _main(scores, [f"w{i}" for i in range(6)], others=9)
     current = _current(case("b", {TRAJ: [0.0]}, ["x1"]), *_steady(9))
     diff = compare(current, baseline, history=history)
-    assert to_confirm(diff, current, [*history, baseline], 3) == []
+    assert to_confirm(diff, current, history.plus(baseline), 3) == []
     change, reason = _b(diff)
     assert change == "unchanged" and reason.startswith("3 re-runs could not tell it from noise")
     assert diff.verdict.passed
@@ -116,12 +115,12 @@ def test_a_case_never_failing_on_main_is_re_run_while_a_streak_could_still_blame
     baseline, history = _main([1.0] * 6, [f"w{i}" for i in range(6)], others=1)
     current = _current(case("b", {TRAJ: [0.0]}, ["x1"]), *_steady(1))
     diff = compare(current, baseline, history=history)
-    assert [key.eval_id for key, _ in to_confirm(diff, current, [*history, baseline], 3)] == ["b"]
+    assert [key.eval_id for key, _ in to_confirm(diff, current, history.plus(baseline), 3)] == ["b"]
     # a re-run that passed ends it
     b = _confirmed(case("b", {TRAJ: [0.0, 1.0]}, ["x1", "w9"]), first=2)
     current = _current(b, *_steady(1))
     diff = compare(current, baseline, history=history)
-    assert to_confirm(diff, current, [*history, baseline], 3) == []
+    assert to_confirm(diff, current, history.plus(baseline), 3) == []
     assert _b(diff)[1].startswith("not reproduced: 0/1 re-runs")
 
 
@@ -142,7 +141,7 @@ def test_a_streak_that_could_still_blame_is_re_run_up_to_confirm_runs():
     """Every re-run so far showed the failure again and more re-runs could still make the
     streak unlikely enough: the case stays undecided and is re-run again, until confirm-runs."""
     baseline, history = _main([1.0] * 6, [f"w{i}" for i in range(6)], others=1)
-    known = [*history, baseline]
+    known = history.plus(baseline)
     for done in (1, 2):
         b = _confirmed(case("b", {TRAJ: [0.0] * (1 + done)}, [f"x{i}" for i in range(1 + done)]), 2)
         current = _current(b, *_steady(1))

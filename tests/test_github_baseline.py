@@ -253,9 +253,29 @@ def test_history_baselines_are_collected(gh: GitHub, github_fake, graph, tmp_pat
     assert isinstance(found, BaselineFound) and found.sha == main[5]
     assert found.history == [tmp_path / "baseline" / f"history-{n}.json" for n in (1, 2)]
     assert [loaded_sha(p) for p in found.history] == [main[4], main[2]]
-    assert [r.source.sha for r in found.older] == [main[4], main[2]]  # loaded once, kept
+    assert [p.source.sha for p in found.older.past] == [main[4], main[2]]  # read once, folded
     assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
     assert len(github_fake.calls("list_run_artifacts")) == 3  # stopped once it had enough
+
+
+def test_an_older_baseline_the_check_refuses_is_skipped_and_the_walk_goes_on(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    from agent_eval_action.compare.sanity import ResultsRefused
+
+    main = graph["main"]
+    for sha in (main[5], main[4], main[2], main[1]):
+        push_run(github_fake, sha)
+
+    def check(results, what: str) -> None:  # as the action's range check refuses one
+        if results.source.sha == main[4]:
+            raise ResultsRefused("refused Results: a score 1.5 is outside [0, 1]", what)
+
+    found = find(gh, graph, tmp_path, history=2, check=check)
+    assert isinstance(found, BaselineFound) and found.sha == main[5]  # the baseline: not here
+    assert [loaded_sha(p) for p in found.history] == [main[2], main[1]]
+    assert [p.source.sha for p in found.older.past] == [main[2], main[1]]
+    assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
 
 
 def test_unusable_results_are_skipped_with_reasons(

@@ -180,7 +180,7 @@ def test_find_walks_to_the_nearest_ancestor_with_results(
     assert found.run_id is None and found.path == tmp_path / "baseline" / "results.json"
     assert loaded_sha(found.path) == main[3]
     assert [loaded_sha(p) for p in found.history] == [main[2], main[0]]
-    assert [r.source.sha for r in found.older] == [main[2], main[0]]  # loaded once, kept
+    assert [p.source.sha for p in found.older.past] == [main[2], main[0]]  # read once, folded
 
 
 def test_find_at_the_merge_base(gh: GitHub, github_fake, graph, tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from report_diffs import REPO, mixed
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
+from agent_eval_action.compare.record import MainRecord, Past
 from agent_eval_action.report import chart, html
 from agent_eval_action.report.drilldown import FILTERS
 from agent_eval_action.report.model import Options
@@ -231,7 +232,9 @@ def test_each_case_shows_its_history_on_main_oldest_first():
     ]
     base = _at(results(case("c", {T: [1.0]})), 5, "d" * 40)
     cur = _at(results(case("c", {T: [0.0]}, ["x"])), 0, "e" * 40)
-    page = html.render(compare(cur, base), cur, baseline=base, history=list(reversed(older)))
+    page = html.render(
+        compare(cur, base), cur, baseline=base, history=MainRecord.of(reversed(older))
+    )
     table = page[page.index('<table class="history">') :]
     table = table[: table.index("</table>")]
     rows = re.findall(r"<tr><td>(.*?)</tr>", table)
@@ -276,7 +279,7 @@ def test_the_chart_draws_each_axis_over_mains_baselines_then_this_run():
     cur = _at(
         results(case("a", {T: [1.0], R: [0.5]}), case("b", {T: [0.0], R: [1.0]})), 0, "c" * 40
     )
-    assert chart.mermaid([base, older], cur) == (
+    assert chart.mermaid([Past.header(base), Past.header(older)], cur) == (
         "#### Pass rate per axis\n\n"
         "```mermaid\n"
         "---\n"
@@ -301,7 +304,7 @@ def test_the_chart_takes_no_text_from_a_results_file():
     base = _at(results(case(name, {T: [1.0]}, eval_set_id=name)), 5, "1" * 40)
     base = base.replace(source=Source(sha='zz"] ```'))
     cur = _at(results(case(name, {T: [0.0]}, eval_set_id=name)), 0, "2" * 40)
-    text = chart.mermaid([base], cur)
+    text = chart.mermaid([Past.header(base)], cur)
     assert name not in text and "zz" not in text and "<script>" not in text
     assert '  x-axis ["#1", "this run"]' in text
     assert "  line [100, 0]" in text
@@ -315,12 +318,12 @@ def test_the_chart_takes_no_text_from_a_results_file():
 )
 def test_no_chart_without_a_line_to_draw(history):
     cur = results(case("a", {T: [1.0]}))
-    assert chart.mermaid(history, cur) == ""
+    assert chart.mermaid([Past.header(r) for r in history], cur) == ""
 
 
 def test_the_chart_keeps_the_newest_points():
     history = [_at(results(case("a", {T: [1.0]})), 100 - i, f"{i:07x}" * 2) for i in range(40)]
-    shown = chart.points(history, results(case("a", {T: [0.0]})))
+    shown = chart.points([Past.header(r) for r in history], results(case("a", {T: [0.0]})))
     assert len(shown) == chart.MAX_POINTS
     assert shown[0].label == f"{40 - chart.MAX_POINTS + 1:07x}" and shown[-1].label == "this run"
 

@@ -20,6 +20,7 @@ from helpers.paths import ROOT
 from test_report_html import HOSTILE, _at, hostile_case
 
 from agent_eval_action.compare import compare
+from agent_eval_action.compare.record import MainRecord, Past
 from agent_eval_action.report import chart, html
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -59,7 +60,9 @@ def page(tmp_path_factory) -> Path:
     base = _at(results(*before), 5, "b" * 40)
     cur = _at(results(*after), 0, "c" * 40, "202")
     path = tmp_path_factory.mktemp("report") / "report.html"
-    html.write(path, html.render(compare(cur, base), cur, baseline=base, history=[older]))
+    html.write(
+        path, html.render(compare(cur, base), cur, baseline=base, history=MainRecord.of([older]))
+    )
     return path
 
 
@@ -130,7 +133,11 @@ def test_the_summarys_chart_is_drawn_by_mermaid_with_a_line_per_axis(tmp_path):
     cur = _at(
         results(case("a", {T: [1.0], R: [0.5]}), case("b", {T: [0.0], R: [1.0]})), 0, "c" * 40
     )
-    block = chart.mermaid([older, base], cur).split("```mermaid\n")[1].split("```")[0]
+    block = (
+        chart.mermaid([Past.header(older), Past.header(base)], cur)
+        .split("```mermaid\n")[1]
+        .split("```")[0]
+    )
     empty = tmp_path / "chart.html"
     empty.write_text('<!doctype html><meta charset="utf-8"><div id="chart"></div>')
     with browser.open_report(empty) as opened:

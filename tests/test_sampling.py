@@ -20,7 +20,8 @@ from helpers.paths import ROOT, python_command
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import SAMPLING_SETTLED, originals, to_sample
-from agent_eval_action.compare.evidence import SAMPLING_RUN, main_runs
+from agent_eval_action.compare.evidence import SAMPLING_RUN
+from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.core import CaseKey
 from agent_eval_action.pipeline.confirm import sampling_rounds
 from agent_eval_action.results import CaseResult, Results
@@ -44,32 +45,34 @@ def _sampled(c: CaseResult, scores: list[float], behaviours: list[str]) -> CaseR
 
 def test_a_case_with_one_run_on_main_is_sampled_and_says_why():
     recorded = results(case("noisy", {R: [1.0]}, ["a"]), case("steady", {R: [1.0]}))
-    wanted = to_sample(recorded, [], 10)
+    wanted = to_sample(recorded, MainRecord(), 10)
     assert [key.eval_id for key, _ in wanted] == ["noisy", "steady"]
     assert all(what == f"{SAMPLING_RUN}: 1 of 10 runs" for _, what in wanted)
-    assert to_sample(recorded, [], 1) == []  # 1: off
+    assert to_sample(recorded, MainRecord(), 1) == []  # 1: off
 
 
 def test_older_baselines_count_and_enough_of_them_leave_nothing_to_sample():
     now = results(case("c", {R: [1.0]}, ["a"]))
     older = [results(case("c", {R: [1.0]}, [f"b{i}"])) for i in range(9)]
-    assert to_sample(now, older[:5], 10) == [(CaseKey("s", "c"), f"{SAMPLING_RUN}: 6 of 10 runs")]
-    assert to_sample(now, older, 10) == []
+    assert to_sample(now, MainRecord.of(older[:5]), 10) == [
+        (CaseKey("s", "c"), f"{SAMPLING_RUN}: 6 of 10 runs")
+    ]
+    assert to_sample(now, MainRecord.of(older), 10) == []
 
 
 def test_a_case_whose_runs_all_did_the_same_thing_is_settled_as_deterministic():
     runs = SAMPLING_SETTLED
     steady = results(case("c", {R: [1.0] * runs}, ["same"] * runs))
-    assert to_sample(steady, [], 10) == []
+    assert to_sample(steady, MainRecord(), 10) == []
     varied = results(case("c", {R: [1.0] * runs}, ["same"] * (runs - 1) + ["other"]))
-    assert len(to_sample(varied, [], 10)) == 1  # one run that differed: noisy, sampled on
+    assert len(to_sample(varied, MainRecord(), 10)) == 1  # one run that differed: noisy, sampled on
     two = results(case("c", {R: [1.0, 1.0]}, ["same", "same"]))
-    assert len(to_sample(two, [], 10)) == 1  # two alike are not yet enough to stop
+    assert len(to_sample(two, MainRecord(), 10)) == 1  # two alike are not yet enough to stop
 
 
 def test_a_case_with_no_finished_run_is_not_sampled():
     crashed = results(case("c", {R: [None]}, errored_runs=(1,)))
-    assert to_sample(crashed, [], 10) == []
+    assert to_sample(crashed, MainRecord(), 10) == []
 
 
 def _grow(current: Results, wanted, answer) -> Results:
@@ -105,20 +108,20 @@ def test_sampling_rounds_bring_noisy_cases_to_the_target_and_stop_steady_ones():
         current = _grow(current, wanted, answer)
         return current
 
-    added = sampling_rounds(current, known=[], runs=5, sample=sample)
+    added = sampling_rounds(current, known=MainRecord(), runs=5, sample=sample)
     runs = {c.eval_id: c.runs for c in current.cases}
     assert len(runs["noisy"]) == 5  # its own run and four sampling runs
     assert len(runs["steady"]) == SAMPLING_SETTLED  # alike three times: deterministic
     # a case whose runs crash gains none; the rounds still end, after runs - 1 of them
     assert len(calls) == 4 and calls[-1] == (4, ["crash", "noisy"])
     assert added == sum(len(names) for _, names in calls)
-    record = main_runs([current])
-    assert len(record[CaseKey("s", "noisy")].recorded) == 5  # main's first look weighs them
+    record = MainRecord().plus(current)
+    assert len(record.runs(CaseKey("s", "noisy")).recorded) == 5  # main's first look weighs them
 
 
 def test_a_cancelled_sampling_round_ends_the_sampling():
     current = results(case("c", {R: [1.0]}, ["a"]))
-    assert sampling_rounds(current, known=[], runs=10, sample=lambda wanted, n: None) == 0
+    assert sampling_rounds(current, known=MainRecord(), runs=10, sample=lambda wanted, n: None) == 0
 
 
 def test_sampling_runs_are_mains_record_not_the_baselines_scores():

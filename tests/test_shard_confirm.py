@@ -17,6 +17,7 @@ from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import to_confirm
 from agent_eval_action.compare.model import Change
+from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.pipeline.job import prepare
 from agent_eval_action.pipeline.options import RunOptions
 from agent_eval_action.pipeline.score import case_sha256
@@ -31,13 +32,13 @@ def _steady(n: int) -> list[CaseResult]:
     return [case(f"steady{i}", {TRAJ: [1.0]}, ["ok"]) for i in range(n)]
 
 
-def _main() -> tuple[Results, list[Results]]:
+def _main() -> tuple[Results, MainRecord]:
     """main's record of a 20-case suite: b answered in other words on each of 6 runs and never
     failed; 19 cases steady."""
     runs = [
         results(case("b", {TRAJ: [1.0]}, [f"w{i}"]), *_steady(19), sha=f"main{i}") for i in range(6)
     ]
-    return runs[-1], runs[:-1]
+    return runs[-1], MainRecord.of(runs[:-1])
 
 
 def _streak() -> CaseResult:
@@ -85,7 +86,7 @@ def test_a_shard_re_runs_only_while_the_whole_suites_bar_can_be_reached():
     for compared, expected in ((20, []), (None, ["b"])):
         current = _shard_of([first, *_steady(1)], compared)
         diff = compare(current, mine, history=history)
-        wanted = to_confirm(diff, current, [*history, mine], runs=3)
+        wanted = to_confirm(diff, current, history.plus(mine), runs=3)
         # with the whole suite's family no 3 re-runs could blame b (it varies on main), so
         # it is not re-run, as the merged suite would not; with the shard's own, it would be
         assert [key.eval_id for key, _ in wanted] == expected

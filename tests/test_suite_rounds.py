@@ -22,6 +22,7 @@ from agent_eval_action.compare.engine import (
     SUITE_ROUNDS,
 )
 from agent_eval_action.compare.model import Diff, SuiteTest
+from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.pipeline.confirm import rounds
 from agent_eval_action.results import CaseResult, Results
 
@@ -40,12 +41,14 @@ def _side(passes: list[bool], *, steady: bool = True) -> list[CaseResult]:
     return [*noisy, case("steady", {R: [1.0]}, ["same"])] if steady else noisy
 
 
-def _suite(seed: int, drop: float) -> tuple[Results, Results, list[Results]]:
-    """(current, baseline, history): main's runs pass with 0.8, the PR's with 0.8 - drop."""
+def _suite(seed: int, drop: float) -> tuple[Results, Results, MainRecord]:
+    """(current, baseline, main's record of its history): main's runs pass with 0.8, the
+    PR's with 0.8 - drop."""
     rng = np.random.default_rng(seed)
     main = [results(*_side(list(rng.random(NOISY) < 0.8))) for _ in range(3)]
     pr = results(*_side(list(rng.random(NOISY) < 0.8 - drop)))
-    return pr.replace(run_config=pr.run_config.replace(confirm_runs=3)), main[0], main[1:]
+    pr = pr.replace(run_config=pr.run_config.replace(confirm_runs=3))
+    return pr, main[0], MainRecord.of(main[1:])
 
 
 def _with_round(current: Results, wanted, passes: list[bool]) -> Results:
@@ -94,16 +97,19 @@ def test_a_first_round_runs_every_case_not_known_to_be_deterministic():
     current, baseline, history = _suite(1, 0.0)
     diff = compare(current, baseline, history=history)
     assert diff.policy.suite_rounds == SUITE_ROUNDS
-    wanted = suite_round(_hinting(diff, SUITE_ROUND_BELOW * 0.9), current, [*history, baseline])
+    wanted = suite_round(_hinting(diff, SUITE_ROUND_BELOW * 0.9), current, history.plus(baseline))
     assert sorted(key.eval_id for key, _ in wanted) == sorted(f"c{i}" for i in range(NOISY))
     assert all(what.startswith(SUITE_ROUND) and "one run per case" in what for _, what in wanted)
     # above the first threshold: none
-    assert suite_round(_hinting(diff, SUITE_ROUND_BELOW * 1.1), current, [baseline]) == []
+    assert (
+        suite_round(_hinting(diff, SUITE_ROUND_BELOW * 1.1), current, MainRecord().plus(baseline))
+        == []
+    )
 
 
 def test_a_next_round_needs_a_stronger_hint_and_extends_the_same_cases():
     current, baseline, history = _suite(2, 0.0)
-    known = [*history, baseline]
+    known = history.plus(baseline)
     diff = compare(current, baseline, history=history)
     first = suite_round(_hinting(diff, 0.05), current, known)
     after = _with_round(current, first, [True] * NOISY)
@@ -117,7 +123,7 @@ def test_a_next_round_needs_a_stronger_hint_and_extends_the_same_cases():
 
 def test_no_round_after_the_last_one_nor_with_several_runs_per_case():
     current, baseline, history = _suite(3, 0.0)
-    known = [*history, baseline]
+    known = history.plus(baseline)
     diff = compare(current, baseline, history=history)
     grown = current
     for _ in range(SUITE_ROUNDS):
@@ -143,7 +149,7 @@ def _drive(seed: int, drop: float, limit: int = 1000) -> tuple[Diff, list[str], 
 
     diff = compare(current, baseline, history=history)
     diff, warnings = rounds(
-        diff, current, known=[*history, baseline], runs=3, limit=limit, confirm=confirm
+        diff, current, known=lambda: history.plus(baseline), runs=3, limit=limit, confirm=confirm
     )
     return diff, warnings, sizes
 
@@ -221,7 +227,12 @@ def test_merged_shards_take_the_suite_test_in_one_look_at_the_full_alpha():
     current, baseline, history = _suite(5, 0.0)
     merged = compare(current.replace(merged_shards=2), baseline, history=history)
     assert merged.policy.suite_rounds == 0 and merged.policy.suite_alpha == SUITE_ALPHA
-    assert suite_round(_hinting(merged, 0.001), current.replace(merged_shards=2), [baseline]) == []
+    assert (
+        suite_round(
+            _hinting(merged, 0.001), current.replace(merged_shards=2), MainRecord().plus(baseline)
+        )
+        == []
+    )
     unsharded = compare(current, baseline, history=history)
     assert unsharded.policy.suite_alpha == SUITE_FIRST_ALPHA
 
@@ -235,7 +246,7 @@ def test_a_shard_plans_no_suite_rounds():
     shard = current.replace(shard=Shard(index=1, count=2, partition_hash="p", cases_total=41))
     diff = compare(shard, baseline, history=history)
     assert diff.policy.suite_rounds == 0
-    assert suite_round(_hinting(diff, 0.001), shard, [baseline]) == []
+    assert suite_round(_hinting(diff, 0.001), shard, MainRecord().plus(baseline)) == []
 
 
 def test_merge_records_how_many_shards_it_merged():
@@ -254,7 +265,7 @@ def test_the_suite_test_weighs_only_main_runs_taken_whatever_the_case_did_here()
     """Paired runs on the merge-base (pipeline/paired.py) join main's record; the suite-level
     test takes those of a suite round (every case alike) but not those paired with one case's
     regression: that case got them because its run here failed, which would tilt the test."""
-    from agent_eval_action.compare.evidence import PAIRED_RUN, MainRuns, add_runs
+    from agent_eval_action.compare.evidence import NO_RUNS, PAIRED_RUN, grown
 
     own = case("c", {R: [1.0, 0.5, 1.0]}, ["a", "b", "c"])
     runs = [
@@ -262,8 +273,7 @@ def test_the_suite_test_weighs_only_main_runs_taken_whatever_the_case_did_here()
         own.runs[1].replace(confirms=f"{PAIRED_RUN} abc: confirming a new failure"),
         own.runs[2].replace(confirms=f"{PAIRED_RUN} abc: {SUITE_ROUND}: response p = 0.05"),
     ]
-    record = MainRuns()
-    add_runs(record, own.replace(runs=runs))
+    record = grown(NO_RUNS, own.replace(runs=runs))
     assert len(record.passed) == 3  # the case's own evidence: every run on main
     assert record.recorded == ({R: True},)  # the first look: main's recorded runs alone
     assert record.sampled == ({R: True}, {R: True})  # later looks: and the suite round's

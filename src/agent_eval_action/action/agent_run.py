@@ -30,11 +30,12 @@ from types import FrameType
 
 from ..compare.loading import load_results
 from ..compare.model import Diff
+from ..compare.record import MainRecord
 from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import rounds, sampling_rounds
-from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED, replace_in
+from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
 from ..runners.environment import scrubbed_environment
 from . import outputs
@@ -316,7 +317,7 @@ def run_evals(
     *,
     gate: bool = True,
     agent_env: dict[str, str] | None = None,
-    known: Sequence[Results] = (),
+    known: MainRecord | None = None,
     paired_base: str | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
@@ -367,8 +368,9 @@ def run_evals(
         paired: MergeBaseRuns | None = None  # made once confirmation rounds may run
         # after a cancellation too: the score stage turns what finished into partial Results
         code = scored(after_cancel=True)
-        known_now = list(known)  # main's record, which the rounds re-read each round
-        merge_base: Results | None = None  # the merge-base's runs so far, in known_now
+        main_known = known or MainRecord()  # main's record; the rounds add the merge-base's
+        known_now = main_known  # with the merge-base's runs so far
+        merge_base: Results | None = None
 
         def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
             """The round's cases once more, on the merge-base's code, as the PR user."""
@@ -408,8 +410,9 @@ def run_evals(
             if code not in (EXIT_PASS, EXIT_GATE_FAILED):
                 return None
             if paired is not None and paired.traces:
-                nonlocal merge_base
-                merge_base = _grown_merge_base(out_dir, known_now, merge_base)
+                nonlocal merge_base, known_now
+                merge_base = _grown_merge_base(out_dir)
+                known_now = main_known.plus(merge_base)
             return load_results(str(results))
 
         def confirm(
@@ -430,7 +433,7 @@ def run_evals(
                 _, warnings = rounds(
                     _diff(out_dir),
                     load_results(str(results)),
-                    known=known_now,
+                    known=lambda: known_now,
                     runs=settings.confirm_runs,
                     limit=settings.confirm_limit,
                     confirm=confirm,
@@ -458,15 +461,14 @@ def run_evals(
     )
 
 
-def _grown_merge_base(out_dir: Path, known: list[Results], earlier: Results | None) -> Results:
-    """main's record with the merge-base's Results the score stage just wrote in place of
-    the `earlier` ones (the rounds re-read it); the grown Results."""
+def _grown_merge_base(out_dir: Path) -> Results:
+    """The merge-base's Results the score stage just wrote (all its paired runs so far),
+    within their metrics' ranges."""
     from ..pipeline.bounds import check_scores
 
     path = out_dir / FILE_NAME
     grown = load_results(str(path))
     check_scores(grown, str(path))
-    replace_in(known, earlier, grown)
     return grown
 
 

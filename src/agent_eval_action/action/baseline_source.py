@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..compare.loading import load_baseline
+from ..compare.record import MainRecord
 from ..errors import InfrastructureError
 from ..github.client import GitHub, GitHubError
 from ..pipeline.bounds import ResultsRefused, check_scores
@@ -47,7 +48,7 @@ class ChosenBaseline:
     relation: str | None = None  # e.g. "the merge-base abc1234", for the report
     reason: str | None = None  # why there is none
     history: list[Path] = field(default_factory=list)  # older baselines, for `run --history`
-    older: list[Results] = field(default_factory=list)  # the same, loaded
+    older: MainRecord = field(default_factory=MainRecord)  # main's record of the same
     # this run's paired runs on the merge-base's code (merge-base.json): main's newest
     # history in the comparison, never a baseline of later runs
     merge_base: Results | None = None
@@ -76,9 +77,9 @@ def choose_baseline(
 
 
 def _in_range(chosen: ChosenBaseline, downloads: Path) -> ChosenBaseline:
-    """The baseline whose scores are within their metrics' ranges, else none (said why);
-    older baselines that are not are dropped from the history. A refused download is
-    removed, so that output-dir holds only the baselines used."""
+    """The baseline whose scores are within their metrics' ranges, else none (said why; the
+    older baselines were checked as they were read). A refused download is removed, so that
+    output-dir holds only the baselines used."""
 
     def drop(path: Path | None) -> None:
         if path is not None and path.parent == downloads:
@@ -92,16 +93,6 @@ def _in_range(chosen: ChosenBaseline, downloads: Path) -> ChosenBaseline:
         for path in (chosen.path, *chosen.history):
             drop(path)
         return _none(f"the baseline is refused ({err})")
-    kept = []
-    for path, older in zip(chosen.history, chosen.older, strict=False):
-        try:
-            check_scores(older, str(path))
-        except ResultsRefused:
-            drop(path)
-            continue
-        kept.append((path, older))
-    chosen.history = [path for path, _ in kept]
-    chosen.older = [older for _, older in kept]
     return chosen
 
 
@@ -135,6 +126,7 @@ def _choose(
                 dest=dest,
                 repository_id=settings.github.repository_id,
                 history=settings.history,
+                check=check_scores,
             )
         else:
             from ..github.databranch import DATA_BRANCH, find_branch_baseline
@@ -150,6 +142,7 @@ def _choose(
                 data_branch=DATA_BRANCH,
                 dest=dest,
                 history=settings.history,
+                check=check_scores,
             )
     except GitHubError as err:
         if err.status is None or err.status >= 500 or err.status == 429:

@@ -8,11 +8,11 @@ on posts nothing: the newer run will.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..compare.model import REGRESSIONS, Diff
+from ..compare.record import MainRecord, Past
 from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
 from ..github.comments import STAMP_RESERVE, upsert_sticky
@@ -85,7 +85,7 @@ def write_reports(
     options: markdown.Options,
     *,
     baseline: Results | None = None,
-    history: Sequence[Results] = (),
+    history: MainRecord | None = None,
     page: bool = True,
 ) -> tuple[str, str]:
     """diff.json, report.md (the comment), summary.md and report.html (unless `page` is
@@ -94,7 +94,7 @@ def write_reports(
 
     The comment leaves room for the line that ties it to its id (github/comments.py)."""
     comment = markdown.comment(diff, results, options, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
-    known = [*history, *([baseline] if baseline is not None else [])]
+    known = [*(history.past if history else ()), *([Past.header(baseline)] if baseline else [])]
     trend = chart.mermaid(known, results)
     trend = "\n" + trend if trend else ""
     summary = markdown.summary(diff, results, options, limit=markdown.SUMMARY_LIMIT - size(trend))

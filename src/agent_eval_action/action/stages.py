@@ -55,7 +55,7 @@ def run_suite(
                 baseline.history if baseline else (),
                 gate=gate,
                 agent_env=agent_env,
-                known=[*baseline.older, baseline.results] if baseline and baseline.results else [],
+                known=baseline.older.plus(baseline.results) if baseline else None,
                 paired_base=base_of(ctx.event, ctx.default_branch),
             )
         finally:
@@ -122,10 +122,9 @@ def compare_and_publish(
     accepted, accepted_note = settings.accept_label in labels, None
     if isinstance(ctx.event, MergeGroupEvent) and target.number is None:
         accepted, accepted_note = _merge_group_accepted(ctx, ctx.event)
-    paired = [baseline.merge_base] if baseline.merge_base is not None else []
     diff = gate(
         results,
-        Baseline(baseline.results, baseline.reason, (*baseline.older, *paired)),
+        Baseline(baseline.results, baseline.reason, baseline.older.plus(baseline.merge_base)),
         settings.gate,  # checked when the inputs were read
         accepted=accepted,
     )

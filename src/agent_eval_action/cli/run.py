@@ -277,7 +277,7 @@ def _sampled(job: Job, extra: ExtraRuns) -> Scored:
         return extra.latest
     added = sampling_rounds(
         extra.latest.results,
-        known=list(job.baseline.known),
+        known=job.baseline.known,
         runs=job.options.baseline_runs,
         sample=extra.round,
     )
@@ -301,14 +301,15 @@ def _confirmed(
     from ..pipeline import gate as gating
     from ..pipeline import paired as pairing
     from ..pipeline.confirm import rounds
-    from ..pipeline.paired import replace_in, with_merge_base
+    from ..pipeline.paired import with_merge_base
     from .paired import PairedStage
 
     scored = extra.latest
     if job.options.confirm_runs < 1 or scored.results.partial:
         off = pair and job.options.confirm_runs < 1
         return scored, job.baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
-    known = list(job.baseline.known)  # main's record: the rounds re-read it each round
+    main_known = job.baseline.known  # folded once; each round adds the merge-base's runs
+    known = main_known
     baseline = job.baseline
     stage = PairedStage(args, job, source) if pair else None
 
@@ -319,11 +320,10 @@ def _confirmed(
         if results is None:
             return None
         if stage is not None:
-            nonlocal baseline
-            before = stage.side.results if stage.side else None
+            nonlocal baseline, known
             grown = stage.round(wanted, job.plan.num_runs + round_number)
-            if grown is not None:
-                replace_in(known, before, grown)
+            if grown is not None:  # the merge-base's runs so far, in place of the earlier
+                known = main_known.plus(grown)
                 baseline = with_merge_base(job.baseline, grown)
         return gating.gate(results, baseline, gate), results
 
@@ -331,7 +331,7 @@ def _confirmed(
         _, warnings = rounds(
             gating.gate(scored.results, job.baseline, gate),
             scored.results,
-            known=known,
+            known=lambda: known,
             runs=job.options.confirm_runs,
             limit=job.options.confirm_limit,
             confirm=confirm,

@@ -6,8 +6,8 @@ The application layer (pipeline/gate.py) wires these together for the CLI and th
 from __future__ import annotations
 
 from .engine import compare
-from .history import flaky_in_history
 from .loading import load_baseline, load_results
 from .model import Diff
+from .record import MainRecord
 
-__all__ = ["Diff", "compare", "flaky_in_history", "load_baseline", "load_results"]
+__all__ = ["Diff", "MainRecord", "compare", "load_baseline", "load_results"]

@@ -24,21 +24,20 @@ time in three, and a single run here would then be blamed for noise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
 from .evidence import (
+    NO_RUNS,
     SAMPLING_RUN,
     SUITE_ROUND,
     MainRuns,
-    add_runs,
     blame_level,
-    main_runs,
+    grown,
     same_runs,
     unchanged_p,
 )
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
+from .record import MainRecord
 
 EPSILON = 1e-9
 SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
@@ -202,7 +201,7 @@ def changed_behaviour(current: CaseResult, main: MainRuns) -> bool:
     """Deterministic on both sides, and not the same: every finished run here did one thing,
     every run on main did one thing, and they differ."""
     here = same_runs(current)
-    return here is not None and main.deterministic and here not in main.behaviours
+    return here is not None and main.deterministic and here != main.sole
 
 
 def _tally(m: MetricDiff, current: CaseResult, main: MainRuns) -> tuple[int, int, int, int] | None:
@@ -251,13 +250,12 @@ def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: P
 
 
 def to_confirm(
-    diff: Diff, current: Results, known: Sequence[Results], runs: int
+    diff: Diff, current: Results, known: MainRecord, runs: int
 ) -> list[tuple[CaseKey, str]]:
     """The cases to re-run once more, with what the re-run confirms: regressed cases not
-    known to be deterministic on both sides (`known`: main's Results), whose re-runs so far
+    known to be deterministic on both sides (`known`: main's record), whose re-runs so far
     all showed it again, up to `runs` — and only while re-runs could still blame them (a
     case that varies on main needs a streak its record makes unlikely: `_can_blame`)."""
-    record = main_runs(known)
     cases = {case.key: case for case in current.cases}
     family = family_size(current, compared(diff))
     wanted = []
@@ -267,7 +265,7 @@ def to_confirm(
         if not regressed or key not in cases:
             continue
         done = case.confirmation
-        main = record.get(key, MainRuns())
+        main = known.runs(key)
         if done is None and main.known_deterministic and _own_runs(cases[key]).known_deterministic:
             continue
         if done is not None and (done.reproduced < done.runs or done.runs >= runs):
@@ -281,7 +279,7 @@ def to_confirm(
     return wanted
 
 
-def to_sample(current: Results, known: Sequence[Results], runs: int) -> list[tuple[CaseKey, str]]:
+def to_sample(current: Results, known: MainRecord, runs: int) -> list[tuple[CaseKey, str]]:
     """Main's sampling: the cases of `current`, a run on main that records the baseline, to
     run once more because main has fewer than `runs` finished runs of them (its own and
     `known`'s: the older baselines), with why. One run per case cannot tell a noisy case from
@@ -289,11 +287,11 @@ def to_sample(current: Results, known: Sequence[Results], runs: int) -> list[tup
     as main's record of each case allows; with the history of several baselines there is
     nothing to sample. A case whose first `SAMPLING_SETTLED` runs all did the same thing is
     settled as deterministic; one with no finished run (errored) is not sampled."""
-    record = main_runs([*known, current])
+    record = known.plus(current)
     wanted = []
     for case in current.cases:
-        main = record.get(case.key, MainRuns())
-        have = len(main.behaviours)
+        main = record.runs(case.key)
+        have = main.runs
         if not 0 < have < runs or (have >= SAMPLING_SETTLED and main.deterministic):
             continue
         wanted.append((case.key, f"{SAMPLING_RUN}: {have} of {runs} runs"))
@@ -302,9 +300,7 @@ def to_sample(current: Results, known: Sequence[Results], runs: int) -> list[tup
 
 def _own_runs(case: CaseResult) -> MainRuns:
     """The case's own finished runs here, as main's are kept (re-runs left out)."""
-    own = MainRuns()
-    add_runs(own, case)
-    return own
+    return grown(NO_RUNS, case)
 
 
 def _can_blame(
@@ -315,7 +311,7 @@ def _can_blame(
     re-run up to the end), or a new failure's streak may still become unlikely enough."""
     if _blamed_by_streak(regressed, case, main, family):
         return False
-    if changed_behaviour(case, main) or (same_runs(case) is not None and not main.behaviours):
+    if changed_behaviour(case, main) or (same_runs(case) is not None and not main.runs):
         return True
     for m in regressed:
         tally = _tally(m, case, main)
@@ -347,9 +343,7 @@ def family_size(current: Results, compared: int) -> int:
     return compared if shard is None or shard.cases_compared is None else shard.cases_compared
 
 
-def suite_round(
-    diff: Diff, current: Results, known: Sequence[Results]
-) -> list[tuple[CaseKey, str]]:
+def suite_round(diff: Diff, current: Results, known: MainRecord) -> list[tuple[CaseKey, str]]:
     """The cases to run once more for the suite-level test, or none: with one run per case a
     broad drop shows only faintly, so when an axis's test falls below the policy's
     `suite_round_below` without being significant, every compared case that main does not
@@ -371,14 +365,13 @@ def suite_round(
     what = f"{SUITE_ROUND}: {', '.join(hints)} with {runs}"
     if done:  # the cases of the first round, that the next ones extend alike
         return [(case.key, what) for case in current.cases if len(suite_round_runs(case)) == done]
-    record = main_runs(known)
     wanted = []
     for case in diff.cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
             continue
         key = CaseKey(case.eval_set_id, case.eval_id)
         was = case.renamed_from
-        main = record.get(CaseKey(was.eval_set_id, was.eval_id) if was else key, MainRuns())
+        main = known.runs(CaseKey(was.eval_set_id, was.eval_id) if was else key)
         if main.known_deterministic:
             continue
         wanted.append((key, what))

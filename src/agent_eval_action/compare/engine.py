@@ -24,8 +24,7 @@ from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
-from .evidence import MainRuns, main_runs, passes
-from .history import flaky_in_history
+from .evidence import MainRuns, passes
 from .matching import Matching, match_cases
 from .model import (
     REGRESSIONS,
@@ -43,6 +42,7 @@ from .model import (
 )
 from .notes import comparability_notes, verdict_notes
 from .policy import decide
+from .record import MainRecord
 
 DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
 CASE_ALPHA = 0.05  # false-discovery rate across the per-case tests
@@ -84,14 +84,14 @@ def compare(
     *,
     fail_on: Sequence[str] = ("regression",),
     min_delta: Mapping[Axis, float] | None = None,
-    history: Sequence[Results] = (),
+    history: MainRecord | None = None,
     known_flaky: Iterable[CaseKey] = (),
     no_baseline_reason: str | None = None,
     accepted: bool = False,
 ) -> Diff:
-    """`history`: main's older baselines; with the baseline they are main's record of each
-    case (how noisy it is, how often it failed: compare/evidence.py). `known_flaky`: more
-    cases to treat as noisy on main."""
+    """`history`: main's record of its older baselines (compare/record.py); with the
+    baseline's it is main's record of each case (how noisy it is, how often it failed:
+    compare/evidence.py). `known_flaky`: more cases to treat as noisy on main."""
     config = current.run_config
     # suite rounds may run: one run per case, confirmation on, the whole suite at hand and an
     # agent to run it (a shard leaves the suite-level test to its merge; merged shards'
@@ -124,12 +124,12 @@ def compare(
         sensitivity: list[Sensitivity] = []
         matching = Matching(common=len(current.cases))
     else:
-        known = [*history, baseline]  # main's record: with the baseline's sampling runs
+        # main's record: the baseline's runs with its sampling runs
+        main = (history or MainRecord()).plus(baseline)
         baseline = confirm.originals(baseline)  # its cases as its own runs scored them
         matching = match_cases(baseline, current)
         notes = comparability_notes(baseline, current, matching)
-        main = main_runs(known)
-        flaky = set(known_flaky) | flaky_in_history(known)
+        flaky = set(known_flaky) | main.flaky
         extra: dict[int, list[dict[str, bool]]] = {}  # id(case diff) -> its suite re-runs
         cases = _compare_cases(baseline, current, policy, flaky, matching, main, extra)
         suite_tests, sensitivity = _suite_tests(cases, policy, main, extra)
@@ -236,7 +236,7 @@ def _compare_cases(
     policy: Policy,
     known_flaky: set[CaseKey],
     matching: Matching,
-    main: Mapping[CaseKey, MainRuns],
+    main: MainRecord,
     extra: dict[int, list[dict[str, bool]]],
 ) -> list[CaseDiff]:
     """Every current case against its baseline self (same key, or renamed: matching.py),
@@ -274,7 +274,7 @@ def _compare_cases(
     for diff, _, cur in pairs:
         extra[id(diff)] = passes(cur, confirm.suite_round_runs(cur))
     for diff, base, cur in pairs:
-        record = main.get(base.key) or MainRuns()
+        record = main.runs(base.key)
         confirm.settle(diff, cur, policy, record, family=family, confirm_runs=confirm_runs)
     for diff, base, cur in pairs:
         regressed = next((m for m in diff.metrics if m.change in REGRESSIONS), None)
@@ -576,7 +576,7 @@ def _power(rates: list[tuple[float, int, int]], policy: Policy) -> Callable[[flo
 def _suite_tests(
     cases: list[CaseDiff],
     policy: Policy,
-    main: Mapping[CaseKey, MainRuns],
+    main: MainRecord,
     extra: Mapping[int, list[dict[str, bool]]],
 ) -> tuple[list[SuiteTest], list[Sensitivity]]:
     """Per axis, a stratified shuffle test over the cases: did their runs pass less often
@@ -606,7 +606,7 @@ def _suite_tests(
         }
         if not any(family.values()):
             continue
-        record = main.get(_base_key(case)) or MainRuns()
+        record = main.runs(_base_key(case))
         if _known_deterministic(case, record):  # judged on its own, like any certain change
             continue
         names = {axis: [m.metric for m in family[axis]] for axis in axes}

@@ -16,8 +16,7 @@ from math import comb
 import msgspec
 import numpy as np
 
-from ..core import CaseKey
-from ..results import CaseResult, MetricResult, Results
+from ..results import CaseResult, MetricResult
 
 # Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
 # compared); the suite-level test holds its own 0.75% (0.55% over its looks at one run per
@@ -36,14 +35,17 @@ SUITE_ROUND = "the suite-level test"
 SAMPLING_RUN = "sampling run on main"
 
 
-class MainRuns(msgspec.Struct, gc=False):
-    """The finished runs of one case on main: what each did, and which metrics it passed.
+class MainRuns(msgspec.Struct, frozen=True, gc=False):
+    """The finished runs of one case on main: how many, whether they all did the same
+    thing, and which metrics each passed.
 
-    One per case, 100,000 in a large suite, alive while the comparison runs: a small
-    record of tuples the garbage collector has no need to scan (its strings and mappings
-    of bools hold nothing else), grown a baseline at a time by add_runs."""
+    One per case, 100,000 in a large suite, whatever the number of main's Results it was
+    folded from (compare/record.py): counts, one behaviour, and tuples of shared mappings
+    the garbage collector has no need to scan. Never changed: `grown` makes the next one,
+    so a record extended by one more Results shares the rest with the one it came from."""
 
-    behaviours: tuple[str, ...] = ()
+    runs: int = 0
+    sole: str | None = None  # the behaviour of every run, when all did the same
     passed: tuple[dict[str, bool], ...] = ()  # metric -> reached threshold
     # what the suite-level test weighs: at its first look main's recorded runs (no paired
     # ones: a look with more runs would be one more look), after suite rounds those and the
@@ -60,40 +62,50 @@ class MainRuns(msgspec.Struct, gc=False):
     def varies(self, metric: str) -> bool:
         """Whether main's runs did different things, or passed the metric in some runs and
         failed it in others."""
-        return (
-            len(set(self.behaviours)) > 1
-            or len({run[metric] for run in self.passed if metric in run}) > 1
-        )
+        return (self.runs > 0 and self.sole is None) or len(
+            {run[metric] for run in self.passed if metric in run}
+        ) > 1
 
     @property
     def deterministic(self) -> bool:
         """At least one run, and every run did the same thing."""
-        return bool(self.behaviours) and len(set(self.behaviours)) == 1
+        return self.sole is not None
 
     @property
     def known_deterministic(self) -> bool:
         """Two or more runs, all alike: enough to call the case deterministic."""
-        return len(self.behaviours) >= 2 and self.deterministic
+        return self.runs >= 2 and self.deterministic
 
 
-def main_runs(known: Iterable[Results]) -> dict[CaseKey, MainRuns]:
-    """Every case's finished runs on main (re-runs that confirmed something left out: they
-    were picked for having regressed; paired runs on the merge-base kept)."""
-    record: dict[CaseKey, MainRuns] = {}
-    for results in known:
-        for case in results.cases:
-            add_runs(record.setdefault(case.key, MainRuns()), case)
-    return record
+NO_RUNS = MainRuns()
 
 
-def add_runs(main: MainRuns, case: CaseResult) -> None:
+def grown(main: MainRuns, case: CaseResult) -> MainRuns:
+    """`main` with the case's finished runs of one Results added (re-runs that confirmed
+    something left out: they were picked for having regressed; paired runs on the
+    merge-base kept)."""
     kept = [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
-    main.behaviours += tuple(case.runs[i].behaviour() for i in kept)
+    if not kept:
+        return main
+    behaviours = {case.runs[i].behaviour() for i in kept}
+    sole = main.sole if main.runs else next(iter(behaviours))
+    if sole is not None and behaviours != {sole}:
+        sole = None
     passed = passes(case, kept)
-    main.passed += tuple(passed)
     said = [case.runs[i].confirms for i in kept]
-    main.recorded += tuple(p for p, why in zip(passed, said, strict=True) if _recorded(why))
-    main.sampled += tuple(p for p, why in zip(passed, said, strict=True) if _fair(why))
+    recorded = tuple(p for p, why in zip(passed, said, strict=True) if _recorded(why))
+    sampled = tuple(p for p, why in zip(passed, said, strict=True) if _fair(why))
+    every = main.passed + tuple(passed)
+    # most runs are the baseline's own, in all three: then one tuple serves them
+    if main.recorded is main.passed and len(recorded) == len(kept):
+        recorded_all = every
+    else:
+        recorded_all = main.recorded + recorded
+    if main.sampled is main.recorded and sampled == recorded:
+        sampled_all = recorded_all
+    else:
+        sampled_all = main.sampled + sampled
+    return MainRuns(len(kept) + main.runs, sole, every, recorded_all, sampled_all)
 
 
 def _on_main(confirms: str | None) -> bool:

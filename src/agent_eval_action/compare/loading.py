@@ -101,22 +101,6 @@ def _first_infinite(data: Any) -> tuple[str, float] | None:
     return None
 
 
-def as_history(results: Results) -> Results:
-    """An older baseline as what it is read for: main's record of each case (its runs'
-    behaviour fingerprints and scores, compare/evidence.py; its statuses and scores, the
-    report's history). Each run's turns, and each metric's per-turn scores, are let go where
-    the run's fingerprint is recorded: ten older baselines of a large suite would otherwise
-    hold ten copies of every answer. In place; the same Results."""
-    for case in results.cases:
-        if any(run.fingerprint is None for run in case.runs):
-            continue  # written before fingerprints: its turns tell what it did
-        for run in case.runs:
-            run.invocations = []
-        for metric in case.metrics.values():
-            metric.invocations = ()
-    return results
-
-
 def load_results(path: str) -> Results:
     """The current Results: anything wrong with it is bad input."""
     try:

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..compare.loading import as_history, load_baseline
+from ..compare.loading import load_baseline
+from ..compare.record import MainRecord
+from ..compare.sanity import ResultsRefused
 from ..results import Results
 from . import artifacts, commits
 from .client import ArtifactExpired, GitHub, GitHubError
@@ -54,7 +56,7 @@ class BaselineFound:
     run_url: str | None = None
     artifact_id: int | None = None
     history: list[Path] = field(default_factory=list)  # older baselines, nearest first
-    older: list[Results] = field(default_factory=list)  # those, loaded
+    older: MainRecord = field(default_factory=MainRecord)  # main's record of those
     refused: list[str] = field(default_factory=list)  # candidates refused as not genuine
 
 
@@ -110,6 +112,35 @@ def install(path: Path, what: str) -> tuple[Results | None, str | None]:
         path.unlink(missing_ok=True)
         return None, f"{what}: {why}"
     return results, None
+
+
+@dataclass
+class Older:
+    """Main's older baselines as a walk finds them: their files, folded into main's record
+    as each is read (compare/record.py), never all loaded at once."""
+
+    paths: list[Path] = field(default_factory=list)
+    record: MainRecord = field(default_factory=MainRecord)
+
+
+Check = Callable[[Results, str], None]  # raises ResultsRefused: compare/sanity.py
+
+
+def keep_older(
+    older: Older, path: Path, results: Results, what: str, check: Check | None, skipped: list[str]
+) -> bool:
+    """Fold an older baseline into main's record, unless `check` refuses it (then its file
+    is removed and the walk goes on)."""
+    if check is not None:
+        try:
+            check(results, what)
+        except ResultsRefused as err:
+            path.unlink(missing_ok=True)
+            skipped.append(f"{what}: refused ({err})")
+            return False
+    older.paths.append(path)
+    older.record.add(results)
+    return True
 
 
 def none_found(
@@ -359,12 +390,14 @@ def find_artifact_baseline(
     max_age_days: int = MAX_AGE_DAYS,
     history: int = HISTORY,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    check: Check | None = None,
 ) -> BaselineFound | NoBaseline:
     """The baseline for a PR (`head_sha` given: walk from the merge-base of `start_sha`, the
     base commit, and `head_sha`) or for a commit (walk from `start_sha` itself).
 
     Writes the chosen Results to `dest`/results.json and up to `history` older ones beside
-    it. `workflow` is the workflow file name or id whose push runs upload `artifact_name`
+    it, each folded into main's record as it is read (those `check` refuses are skipped).
+    `workflow` is the workflow file name or id whose push runs upload `artifact_name`
     (None: any workflow). Raises GitHubError only when GitHub fails (5xx, unreachable, a
     rate limit longer than the client waits)."""
     walk_from = commits_to_try(gh, repo, start_sha, head_sha, max_commits)
@@ -390,9 +423,9 @@ def find_artifact_baseline(
         return NoBaseline(f"no successful push run of {of_workflow} on {branch} {window}")
     candidates = _Candidates(gh, repo, artifact_name)
     found: tuple[int, str, dict[str, Any], dict[str, Any], Results] | None = None
-    older: list[tuple[Path, Results]] = []
+    older = Older()
     for distance, sha in enumerate(chain):
-        if (found is not None and len(older) >= history) or (
+        if (found is not None and len(older.paths) >= history) or (
             candidates.downloads >= history + 1 + SKIPPED
         ):
             break
@@ -405,7 +438,7 @@ def find_artifact_baseline(
                 if cannot_see(exc):
                     return NoBaseline(_access_reason(exc, f"the artifacts of run {run['id']}"))
                 raise
-            path = baseline_path(dest, 0 if found is None else len(older) + 1)
+            path = baseline_path(dest, 0 if found is None else len(older.paths) + 1)
             if artifact is None or not candidates.results_of(run, artifact, path):
                 continue
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
@@ -415,8 +448,8 @@ def find_artifact_baseline(
                 continue
             if found is None:
                 found = (distance, sha, run, artifact, results)
-            else:
-                older.append((path, as_history(results)))
+            elif keep_older(older, path, results, what, check, candidates.skipped):
+                del results  # folded: let go before the next one is read
             break  # one baseline per commit
     if found is not None:
         distance, sha, run, artifact, results = found
@@ -424,7 +457,7 @@ def find_artifact_baseline(
             path=baseline_path(dest), sha=sha, distance=distance, results=results,
             relation=describe(sha, anchor, distance, pull=pull, what="an artifact"),
             run_id=run["id"], run_url=run.get("html_url"), artifact_id=artifact["id"],
-            history=[p for p, _ in older], older=[r for _, r in older],
+            history=older.paths, older=older.record,
         )  # fmt: skip
     return none_found(
         anchor, pull, chain, candidates.skipped,

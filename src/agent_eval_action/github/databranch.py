@@ -29,19 +29,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..compare.loading import as_history
 from ..results import Results
 from .baseline import (
     HISTORY,
     MAX_COMMITS,
     SKIPPED,
     BaselineFound,
+    Check,
     NoBaseline,
+    Older,
     baseline_path,
     cannot_see,
     commits_to_try,
     describe,
     install,
+    keep_older,
     none_found,
     push_run_problem,
     short,
@@ -283,6 +285,7 @@ def find_branch_baseline(
     dest: Path,
     max_commits: int = MAX_COMMITS,
     history: int = HISTORY,
+    check: Check | None = None,
 ) -> BaselineFound | NoBaseline:
     """The baseline stored on the data branch for the merge-base of `start_sha` and
     `head_sha` (a PR), or for `start_sha` itself, else for the nearest ancestor that has one.
@@ -304,13 +307,13 @@ def find_branch_baseline(
     refused: list[str] = []
     runs = _Runs(gh, repo, branch, workflow, repository_id)
     found: tuple[int, str, Results] | None = None
-    older: list[tuple[Path, Results]] = []
+    older = Older()
     tries = 0
     for distance, sha in enumerate(chain):
         entry = stored.get(f"{sha}.json")
         if entry is None:
             continue
-        if (found is not None and len(older) >= history) or tries >= history + 1 + SKIPPED:
+        if (found is not None and len(older.paths) >= history) or tries >= history + 1 + SKIPPED:
             break
         tries += 1
         what = f"{data_branch}:{RESULTS_DIR}/{short(sha)}….json"
@@ -328,7 +331,7 @@ def find_branch_baseline(
         except binascii.Error:
             skipped.append(f"{what} is not valid base64")
             continue
-        path = baseline_path(dest, 0 if found is None else len(older) + 1)
+        path = baseline_path(dest, 0 if found is None else len(older.paths) + 1)
         write_atomically(path, data)
         del data
         results, unusable = install(path, what)
@@ -341,8 +344,8 @@ def find_branch_baseline(
             skipped.append(str(unusable))
         elif found is None:
             found = (distance, sha, results)
-        else:
-            older.append((path, as_history(results)))
+        elif keep_older(older, path, results, what, check, skipped):
+            del results  # folded: let go before the next one is read
     if found is not None:
         distance, sha, results = found
         return BaselineFound(
@@ -351,8 +354,8 @@ def find_branch_baseline(
             distance=distance,
             results=results,
             relation=describe(sha, anchor, distance, pull=pull, what="stored results"),
-            history=[p for p, _ in older],
-            older=[r for _, r in older],
+            history=older.paths,
+            older=older.record,
             refused=refused,
         )
     none = none_found(

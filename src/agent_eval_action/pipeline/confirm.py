@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm, to_sample
 from ..compare.model import Diff
+from ..compare.record import MainRecord
 from ..core import CaseKey
 from ..results import Results
 from .plan import Plan, request, restrict
@@ -43,7 +44,7 @@ def rounds(
     diff: Diff,
     current: Results,
     *,
-    known: Sequence[Results],
+    known: Callable[[], MainRecord],
     runs: int,
     limit: int,
     confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
@@ -52,11 +53,13 @@ def rounds(
     suite-level test asks for them (compare/confirm.suite_round); (the last diff, warnings).
     `confirm(wanted, round)` re-runs the wanted cases once more (the agent stage), scores
     everything again and returns the new diff and Results, or None when it was cancelled.
+    `known()` is main's record as it stands: the paired runs on the merge-base's code, when
+    there are some, grow with each round.
     A shard's diff plans no suite rounds (compare/engine.py): the suite-level test needs the
     whole suite."""
     used, warnings, done = 0, [], 0
     for round_number in range(1, runs + 1):
-        wanted = to_confirm(diff, current, known, runs)
+        wanted = to_confirm(diff, current, known(), runs)
         if used + len(wanted) > limit:
             kept = wanted[: max(0, limit - used)]
             warnings.append(LIMIT_REACHED.format(limit=limit, left=len(wanted) - len(kept)))
@@ -73,7 +76,7 @@ def rounds(
             return diff, warnings
         diff, current = new
         done = round_number
-    while wanted := suite_round(diff, current, known):
+    while wanted := suite_round(diff, current, known()):
         needed = len(wanted) * SUITE_ROUND_RUNS
         if used + needed > limit:
             warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
@@ -96,7 +99,7 @@ def rounds(
 def sampling_rounds(
     current: Results,
     *,
-    known: Sequence[Results],
+    known: MainRecord,
     runs: int,
     sample: Callable[[list[tuple[CaseKey, str]], int], Results | None],
 ) -> int:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..compare import compare, load_baseline
-from ..compare.loading import as_history
 from ..compare.policy import parse_fail_on
+from ..compare.record import MainRecord
 from ..core import Axis
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
 from ..results import GatePolicy, Results, Status
@@ -27,17 +27,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Baseline:
-    """The baseline Results, or None and why there is none; older baselines from main."""
+    """The baseline Results, or None and why there is none; main's record of its older
+    baselines (compare/record.py), and of paired runs on the merge-base's code."""
 
     results: Results | None
     reason: str | None = None
-    history: tuple[Results, ...] = field(default=())
+    history: MainRecord = field(default_factory=MainRecord)
     warnings: tuple[str, ...] = ()  # for the Results: a baseline was named but is not usable
 
     @property
-    def known(self) -> list[Results]:
-        """Every Results from main that tells about noise: the history and the baseline."""
-        return [*self.history, *([self.results] if self.results else [])]
+    def known(self) -> MainRecord:
+        """Main's record of every Results that tells about noise: the history's, the
+        baseline's."""
+        return self.history.plus(self.results)
 
 
 NONE_GIVEN = Baseline(None)
@@ -51,7 +53,8 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
         return NONE_GIVEN
     require_file(path, "--baseline")
     results, reason = load_baseline(path)
-    older = tuple(as_history(b) for b, _ in map(load_baseline, history) if b is not None)
+    # folded one at a time, each let go before the next is read
+    older = MainRecord.of(b for b, _ in map(load_baseline, history) if b is not None)
     warnings: tuple[str, ...] = ()
     if results is None:
         warnings = (f"warning: {no_baseline_warning(reason)}",)

@@ -219,18 +219,7 @@ def summary(merge_base: Results) -> str:
 
 
 def with_merge_base(baseline: Baseline, merge_base: Results | None) -> Baseline:
-    """The baseline with the merge-base's Results as its newest history entry."""
+    """The baseline with the merge-base's Results in main's record (its newest history)."""
     if merge_base is None:
         return baseline
-    return replace(baseline, history=(*baseline.history, merge_base))
-
-
-def replace_in(known: list[Results], old: Results | None, new: Results) -> None:
-    """`known` (main's record, which the confirmation rounds re-read each round) with the
-    grown merge-base Results in place of the earlier one."""
-    if old is not None:
-        for i, results in enumerate(known):
-            if results is old:
-                known[i] = new
-                return
-    known.append(new)
+    return replace(baseline, history=baseline.history.plus(merge_base))

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..compare.record import Past, pass_rates
 from ..core import AXES, Axis
-from ..results import Results, Status
+from ..results import Results
 from .links import short_sha
 
 # one colour per axis, in the order of AXES, named in the legend by the emoji square
@@ -29,33 +30,16 @@ class Point:
     rates: dict[Axis, float | None]  # percent of the cases with metrics on the axis
 
 
-def pass_rates(results: Results) -> dict[Axis, float | None]:
-    """Per axis, the percent of the cases with a metric on it that passed every one of them
-    (an errored or unscored metric is not a pass); None when no case has one. One pass
-    over the cases for every axis."""
-    scored = dict.fromkeys(AXES, 0)
-    passed = dict.fromkeys(AXES, 0)
-    for case in results.cases:
-        seen: dict[Axis, bool] = {}  # axis -> every metric on it passed
-        for m in case.metrics.values():
-            seen[m.axis] = seen.get(m.axis, True) and m.status == Status.PASSED
-        for axis, ok in seen.items():
-            scored[axis] += 1
-            passed[axis] += ok
-    return {a: 100.0 * passed[a] / scored[a] if scored[a] else None for a in AXES}
-
-
-def points(history: Sequence[Results], current: Results) -> list[Point]:
+def points(history: Sequence[Past], current: Results) -> list[Point]:
     """Main's baselines, oldest first, then this run; at most MAX_POINTS, the newest."""
-    older = sorted(history, key=lambda r: r.created_at)[-(MAX_POINTS - 1) :]
+    older = sorted(history, key=lambda p: p.created_at)[-(MAX_POINTS - 1) :]
     found = [
-        Point(short_sha(r.source.sha) or f"#{i}", pass_rates(r))
-        for i, r in enumerate(older, start=1)
+        Point(short_sha(p.source.sha) or f"#{i}", p.rates) for i, p in enumerate(older, start=1)
     ]
     return [*found, Point(CURRENT, pass_rates(current))]
 
 
-def mermaid(history: Sequence[Results], current: Results) -> str:
+def mermaid(history: Sequence[Past], current: Results) -> str:
     """The chart and its legend as markdown; empty without a baseline to draw a line from,
     or when no axis has a pass rate at every point."""
     shown = points(history, current)

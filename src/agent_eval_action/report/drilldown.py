@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ..compare.divergence import call_text
 from ..compare.model import REGRESSIONS, CaseDiff, Diff, MetricDiff, TurnDiff
+from ..compare.record import MainRecord, Past, PastCase
 from ..core import AXES, CaseKey
 from ..results import (
     CaseResult,
@@ -25,6 +26,7 @@ from ..results import (
     JudgeVerdict,
     Results,
     RunRecord,
+    Source,
     Status,
 )
 from . import escape
@@ -161,12 +163,13 @@ def page(
     current: Results,
     options: Options,
     baseline: Results | None = None,
-    history: Sequence[Results] = (),
+    history: MainRecord | None = None,
 ) -> Page:
     """The report's view: every case of the Diff, those that need a look first."""
     by_key = {c.key: c for c in current.cases}
-    known = [_Known.of(r, "") for r in sorted(history, key=lambda r: r.created_at)]
-    known += [_Known.of(baseline, "baseline")] if baseline is not None else []
+    older = sorted(history.past if history else (), key=lambda p: p.created_at)
+    known = [_Known(past, "") for past in older]
+    known += [_Known(Past.of(baseline, {}), "baseline")] if baseline is not None else []
     ordered = sorted(diff.cases, key=_rank)
     cases = tuple(
         _case(i, c, by_key.get(CaseKey(c.eval_set_id, c.eval_id)), known, current, options)
@@ -352,18 +355,13 @@ def _judged(metric: str, verdict: JudgeVerdict) -> Judged:
 
 @dataclass(frozen=True)
 class _Known:
-    """Results of main (an older baseline, or the baseline), its cases by key."""
+    """One of main's Results (an older baseline, or the baseline), folded."""
 
-    results: Results
+    past: Past
     role: str  # "baseline", or empty for an older one
-    cases: dict[CaseKey, CaseResult]
 
-    @classmethod
-    def of(cls, results: Results, role: str) -> _Known:
-        return cls(results, role, {c.key: c for c in results.cases})
-
-    def find(self, keys: set[CaseKey]) -> CaseResult | None:
-        return next((self.cases[k] for k in keys if k in self.cases), None)
+    def find(self, keys: set[CaseKey]) -> PastCase | None:
+        return next((found for k in keys if (found := self.past.case(k)) is not None), None)
 
 
 def _history(
@@ -378,28 +376,34 @@ def _history(
     keys = {CaseKey(case.eval_set_id, case.eval_id)}
     if case.renamed_from is not None:
         keys.add(CaseKey(case.renamed_from.eval_set_id, case.renamed_from.eval_id))
-    found = [(k.results, k.role, k.find(keys)) for k in known]
+    found = [(k.past.source, k.past.created_at, k.role, k.find(keys)) for k in known]
     metrics = tuple(
         dict.fromkeys(
-            [*(m.metric for m in case.metrics), *(n for _, _, c in found if c for n in c.metrics)]
+            [*(m.metric for m in case.metrics), *(n for *_, c in found if c for n in c.scores)]
         )
     )
-    points = [_point(r, role, c, metrics, options) for r, role, c in found]
-    points.append(_point(current, "this run", result, metrics, options))
+    points = [_point(src, when, role, c, metrics, options) for src, when, role, c in found]
+    now = None if result is None else PastCase.of(result)
+    points.append(_point(current.source, current.created_at, "this run", now, metrics, options))
     return History(metrics, tuple(points))
 
 
 def _point(
-    results: Results, role: str, case: CaseResult | None, metrics: Sequence[str], options: Options
+    source: Source,
+    created_at: datetime,
+    role: str,
+    case: PastCase | None,
+    metrics: Sequence[str],
+    options: Options,
 ) -> HistoryPoint:
     return HistoryPoint(
-        commit=short_sha(results.source.sha),
-        url=commit_url(results.source, options),
+        commit=short_sha(source.sha),
+        url=commit_url(source, options),
         role=role,
-        when=_when(results.created_at),
+        when=_when(created_at),
         status="\u2013" if case is None else _status(case.status),
         scores=tuple(
-            _score(case.metrics[m].score) if case is not None and m in case.metrics else "\u2013"
+            _score(case.scores[m]) if case is not None and m in case.scores else "\u2013"
             for m in metrics
         ),
     )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..compare.model import Diff
+from ..compare.record import MainRecord
 from ..core import AXES
 from ..results import Results
 from . import drilldown, escape
@@ -79,10 +79,10 @@ def render(
     options: Options | None = None,
     *,
     baseline: Results | None = None,
-    history: Sequence[Results] = (),
+    history: MainRecord | None = None,
 ) -> str:
     """The page: every case of the Diff, the current Results' runs and turns, and each
-    case in `history` (main's older baselines) and on the `baseline`."""
+    case in `history` (main's record of its older baselines) and on the `baseline`."""
     env = _environment()
     style = env.get_template("style.css.j2").render()
     script = env.get_template("filter.js.j2").render()
