@@ -5,6 +5,7 @@ status and scores the report's history shows."""
 
 from __future__ import annotations
 
+import json
 import math
 
 from helpers.factory import case, results
@@ -93,3 +94,22 @@ def test_the_gate_reads_the_record_as_it_read_the_results():
     by_id = {c.eval_id: c for c in diff.cases}
     assert by_id["steady"].axes["trajectory"] == "new_failure"
     assert by_id["noisy"].change == "still_failing"
+
+
+def test_an_older_baseline_is_read_without_its_turns_where_fingerprints_say_enough(tmp_path):
+    from agent_eval_action.compare.loading import load_baseline
+
+    older = _main(1)
+    older.cases[1].runs[0].fingerprint = None  # written before fingerprints: turns needed
+    data = json.loads(older.dump_json())
+    data["cases"][0]["runs"][0]["invocations"] = [{"user_content": 7}]  # never read
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    refused, why = load_baseline(str(path))  # as the baseline, its turns are checked
+    assert refused is None and "invocations" in str(why)
+    read, why = load_baseline(str(path), turns=False)
+    assert read is not None, why
+    steady, noisy = read.cases
+    assert steady.runs[0].turns() == [] and len(noisy.runs[0].turns()) == 1
+    record = MainRecord.of([read])
+    assert record.runs(NOISY).sole == _main(1).cases[1].runs[0].fingerprint

@@ -243,6 +243,13 @@ def mode_comment(ctx: Context) -> int:
                 "(moved on, or not this run's PR): posting nothing"
             )
             return EXIT_PASS
+        workflow = ctx.settings.baseline_workflow or (
+            event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
+        )
+        query = BaselineQuery(pull.base_sha, pull.head_sha, ctx.default_branch, workflow)
+        # main's Results first: its older baselines are each read and folded while the
+        # PR's Results are not loaded yet (a large suite's memory peak is these reads)
+        baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
         try:
             results = _artifact_results(files["results.json"], results_path)
         except InputError as err:
@@ -260,11 +267,6 @@ def mode_comment(ctx: Context) -> int:
     )
     results = results.replace(source=trusted)
     results.write(results_path)
-    workflow = ctx.settings.baseline_workflow or (
-        event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None
-    )
-    query = BaselineQuery(pull.base_sha, pull.head_sha, ctx.default_branch, workflow)
-    baseline = choose_baseline(ctx.settings, gh, query, ctx.out_dir)
     if merge_base is not None and baseline.results is not None:
         baseline.merge_base = merge_base  # as the PR run compared: main's newest history
         ctx.notes.append(f"🔀 {paired_summary(merge_base)}.")

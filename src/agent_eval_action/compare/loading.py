@@ -37,7 +37,7 @@ class BaselineUnusable(Exception):
     """The reason a baseline cannot be used, in words for the report."""
 
 
-def _parse(path: Path, display: str) -> Results:
+def _parse(path: Path, display: str, *, turns: bool = True) -> Results:
     # bytes, never a str of the whole as well: each run's turns stay JSON in them (Raw)
     data = utf8_bytes(read_bytes(path, display, MAX_RESULTS_BYTES), display)
     check_text(data, display)
@@ -48,7 +48,7 @@ def _parse(path: Path, display: str) -> Results:
     del data
     # each run's turns are checked here (types, then values) and kept again as compact
     # JSON of their own (RunRecord.settle): the file's bytes can then go
-    check_results(results, display)
+    check_results(results, display, turns=turns)
     return results
 
 
@@ -109,14 +109,15 @@ def load_results(path: str) -> Results:
         raise InputError(f"{err}; upgrade agent-eval-action to read it", path) from None
 
 
-def load_baseline(path: str | None) -> tuple[Results | None, str | None]:
-    """(baseline, None), or (None, why there is no usable baseline)."""
+def load_baseline(path: str | None, *, turns: bool = True) -> tuple[Results | None, str | None]:
+    """(baseline, None), or (None, why there is no usable baseline). `turns` False: an
+    older baseline, read for main's record only (compare/sanity.check_results)."""
     if path is None:
         return None, "no baseline was given"
     if not Path(path).exists():
         return None, f"the baseline file {path} does not exist"
     try:
-        return _parse(Path(path), path), None
+        return _parse(Path(path), path, turns=turns), None
     except BaselineUnusable as err:
         return None, f"{path} was {err}"
     except ResultsRefused as err:

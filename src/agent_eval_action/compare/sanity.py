@@ -64,8 +64,9 @@ def _show(value: object) -> str:
 
 
 class _Checker:
-    def __init__(self, display: str):
+    def __init__(self, display: str, *, turns: bool = True):
         self.display = display
+        self.keep_turns = turns  # False: fingerprinted runs' turns are let go unread
 
     def refuse(self, where: str, why: str) -> ResultsRefused:
         return ResultsRefused(one_line(f"refused Results: {where}: {why}"), self.display)
@@ -148,7 +149,7 @@ class _Checker:
         self.usage(results.usage, "usage")
         self.number(results.timing.duration_s, "timing.duration_s")
         for i, case in enumerate(results.cases):
-            if not _case_is_sane(case):  # then say what is wrong (else it is quick)
+            if not _case_is_sane(case, turns=self.keep_turns):  # then say what is wrong
                 self.case(case, f"cases[{i}]")
 
     def run_inputs(self, results: Results) -> None:
@@ -209,7 +210,11 @@ class _Checker:
 
     def turns(self, run: RunRecord, where: str) -> list[InvocationRecord]:
         """A run's turns, their types checked (a Results read from a file keeps them as
-        JSON: decoded here, and let go again, the JSON made compact: RunRecord.settle)."""
+        JSON: decoded here, and let go again, the JSON made compact: RunRecord.settle).
+        Without `keep_turns`, a run whose fingerprint is recorded loses its turns unread."""
+        if not self.keep_turns and run.fingerprint is not None:
+            run.invocations = []
+            return []
         try:
             return run.settle()
         except msgspec.ValidationError as err:
@@ -256,9 +261,10 @@ def _counts_sane(values: Iterable[int | None]) -> bool:
     return all(v is None or 0 <= v <= MAX_COUNT for v in values)
 
 
-def _case_is_sane(case: CaseResult) -> bool:
-    """_Checker.case's checks without their messages, each turn's types checked too: one
-    pass over a sane case (nearly every case), the checker's only over one that is not."""
+def _case_is_sane(case: CaseResult, *, turns: bool = True) -> bool:
+    """_Checker.case's checks without their messages, each turn's types checked too (with
+    `turns` False, a run whose fingerprint is recorded loses its turns unread): one pass
+    over a sane case (nearly every case), the checker's only over one that is not."""
     ids = (case.eval_set_id, case.eval_id, case.case_sha256, case.content_sha256 or "")
     if max(map(len, ids)) > MAX_ID_CHARS or len(case.file) > MAX_PATH_CHARS:
         return False
@@ -277,14 +283,17 @@ def _case_is_sane(case: CaseResult) -> bool:
         numbers += (metric.threshold, *_scores(metric))
     for result in case.efficiency.values():
         numbers += (result.score, result.total, result.budget, *result.runs)
-        for turns in result.invocations:
-            numbers += turns
+        for per_turn in result.invocations:
+            numbers += per_turn
     for run in case.runs:
         counts.append(run.run)
         numbers.append(run.duration_s)
         fingerprint = run.fingerprint or ""
         if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:
             return False
+        if not turns and run.fingerprint is not None:
+            run.invocations = []
+            continue
         try:
             numbers += (turn.duration_s for turn in run.settle())
         except msgspec.ValidationError:
@@ -319,10 +328,12 @@ def check_text(text: str | bytes, display: str) -> None:
         )
 
 
-def check_results(results: Results, display: str) -> None:
+def check_results(results: Results, display: str, *, turns: bool = True) -> None:
     """Raise ResultsRefused (one line naming `display` and the place) unless the Results
-    are sane as the module's docstring says."""
-    _Checker(display).results(results)
+    are sane as the module's docstring says. `turns` False: Results read for main's record
+    only (an older baseline), whose runs' fingerprints say what they did: a run that has
+    one loses its turns unread, so nothing is kept of them and nothing reads them."""
+    _Checker(display, turns=turns).results(results)
 
 
 def check_bounded(results: Results, display: str, bounded: Bounded) -> None:

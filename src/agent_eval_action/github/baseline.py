@@ -99,11 +99,12 @@ def baseline_path(dest: Path, n: int = 0) -> Path:
     return dest / (RESULTS_NAME if n == 0 else f"history-{n}.json")
 
 
-def install(path: Path, what: str) -> tuple[Results | None, str | None]:
+def install(path: Path, what: str, *, older: bool = False) -> tuple[Results | None, str | None]:
     """Load the candidate Results at `path` (streamed there from an artifact, or written
-    from the data branch) as a baseline: (the Results, None), or (None, why they are
-    unusable), the file then removed."""
-    results, why = load_baseline(str(path))
+    from the data branch) as a baseline (`older`: for main's record only, its runs' turns
+    let go unread): (the Results, None), or (None, why they are unusable), the file then
+    removed."""
+    results, why = load_baseline(str(path), turns=not older)
     if results is None:
         why = why or "unreadable"
     elif results.partial:
@@ -442,7 +443,7 @@ def find_artifact_baseline(
             if artifact is None or not candidates.results_of(run, artifact, path):
                 continue
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
-            results, unusable = install(path, what)
+            results, unusable = install(path, what, older=found is not None)
             if results is None:
                 candidates.skipped.append(str(unusable))
                 continue

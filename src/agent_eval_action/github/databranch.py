@@ -334,7 +334,7 @@ def find_branch_baseline(
         path = baseline_path(dest, 0 if found is None else len(older.paths) + 1)
         write_atomically(path, data)
         del data
-        results, unusable = install(path, what)
+        results, unusable = install(path, what, older=found is not None)
         problem = None if results is None else runs.problem(sha, results)
         if problem is not None:
             path.unlink(missing_ok=True)

@@ -54,7 +54,8 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
     require_file(path, "--baseline")
     results, reason = load_baseline(path)
     # folded one at a time, each let go before the next is read
-    older = MainRecord.of(b for b, _ in map(load_baseline, history) if b is not None)
+    read = (load_baseline(path, turns=False)[0] for path in history)
+    older = MainRecord.of(b for b in read if b is not None)
     warnings: tuple[str, ...] = ()
     if results is None:
         warnings = (f"warning: {no_baseline_warning(reason)}",)
