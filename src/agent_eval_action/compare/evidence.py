@@ -16,7 +16,7 @@ from math import comb
 import msgspec
 import numpy as np
 
-from ..results import CaseResult, MetricResult
+from ..results import CaseResult
 
 # Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
 # compared); the suite-level test holds its own 0.75% (0.55% over its looks at one run per
@@ -132,12 +132,15 @@ def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
     """Per run (by index), which metrics reached their threshold (unscored ones left out).
     Runs that passed alike share one mapping (read, never changed): a suite's runs pass in
     a few ways, and main's record keeps one per run of every case."""
+    scored = [
+        (name, m.runs, m.threshold) for name, m in case.metrics.items() if m.threshold is not None
+    ]
     return [
         _alike(
             tuple(
-                (name, passed)
-                for name, m in case.metrics.items()
-                if (passed := _passed(m, i)) is not None
+                (name, score >= threshold)
+                for name, scores, threshold in scored
+                if i < len(scores) and (score := scores[i]) is not None
             )
         )
         for i in runs
@@ -147,13 +150,6 @@ def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:
 @cache
 def _alike(outcome: tuple[tuple[str, bool], ...]) -> dict[str, bool]:
     return dict(outcome)
-
-
-def _passed(metric: MetricResult, run: int) -> bool | None:
-    score = metric.runs[run] if run < len(metric.runs) else None
-    if score is None or metric.threshold is None:
-        return None
-    return score >= metric.threshold
 
 
 @cache

@@ -28,6 +28,7 @@ from .divergence import behaviour_varies
 from .evidence import NO_RUNS, MainRuns, grown
 
 _STATUSES: tuple[Status, ...] = tuple(Status)
+_PLACE = {status: place for place, status in enumerate(_STATUSES)}
 _ABSENT = float("-inf")  # a metric the case did not have (a score is finite, or None: NaN)
 
 
@@ -88,7 +89,7 @@ class Past:
     def _put(self, at: int, case: CaseResult) -> None:
         if at >= len(self.status):
             self.status.extend(bytes(at + 1 - len(self.status)))
-        self.status[at] = 1 + _STATUSES.index(case.status)
+        self.status[at] = 1 + _PLACE[case.status]
         for name, metric in case.metrics.items():
             column = self.scores.setdefault(name, array("d"))
             if at >= len(column):
@@ -154,7 +155,7 @@ class MainRecord:
         for case in results.cases:
             key = case.key
             cases[key] = grown(cases.get(key, NO_RUNS), case)
-            statuses[key] = statuses.get(key, 0) | 1 << _STATUSES.index(case.status)
+            statuses[key] = statuses.get(key, 0) | 1 << _PLACE[case.status]
             if behaviour_varies(case) or _scores_disagree(case):
                 self._noisy.add(key)
 
