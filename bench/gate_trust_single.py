@@ -208,14 +208,16 @@ def measure(
     histories: tuple[bool, ...] = (True, False),
     scenarios: tuple[str, ...] = tuple(SCENARIOS),
     each: Callable[[dict], None] | None = None,
+    shapes: tuple[Shape, ...] = tuple(SHAPES),
 ) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
     `no_history_trials` for the cells without (slower: main's sampling, and most flips
     re-run). `histories` and `scenarios` pick the cells; `each` is told every row as its
-    cell is done (a full run takes hours: a stopped one keeps what it printed)."""
+    cell is done (a full run takes hours: a stopped one keeps what it printed); `shapes`
+    picks the suite shapes."""
     rows = []
     with ProcessPoolExecutor() as pool:
-        for shape in SHAPES:
+        for shape in shapes:
             for scenario in scenarios:
                 if scenario == "c" and shape.noisy < 60:
                     continue
@@ -269,9 +271,16 @@ def main() -> None:
     parser.add_argument(
         "--scenarios", default="".join(SCENARIOS), help="which scenarios, e.g. ad (default abcd)"
     )
+    parser.add_argument(
+        "--cases",
+        type=int,
+        nargs="+",
+        help="only the shapes of these suite sizes, e.g. 200 (default: every shape)",
+    )
     args = parser.parse_args()
     histories = {"both": (True, False), "yes": (True,), "no": (False,)}[args.history]
     scenarios = tuple(s for s in SCENARIOS if s in args.scenarios)
+    shapes = tuple(s for s in SHAPES if not args.cases or s.cases in args.cases)
     print(HEADER, flush=True)
     rows = measure(
         args.trials,
@@ -279,6 +288,7 @@ def main() -> None:
         histories,
         scenarios,
         each=lambda row: print(line(row), flush=True),
+        shapes=shapes,
     )
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
     if args.paired:
