@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Final, Literal, Self
 import msgspec
 
 from .core import AXES, Axis, CaseKey, RunnerKind, TrajectoryPolicy
+from .files import replacing
 
 SCHEMA: Final = "agent-eval-results/1"
 
@@ -553,15 +554,8 @@ _OPEN, _CLOSE = b"[\n [\n", b"\n ]\n]"  # around an item formatted inside two br
 def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> None:
     """Write `dump_json(record)`, then `end`, to `path` atomically (a temporary file beside
     it, then renamed; removed if anything fails), as stream_json writes it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with tmp.open("wb") as out:
-            stream_json(record, items, out, end=end)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with replacing(path) as out:
+        stream_json(record, items, out, end=end)
 
 
 def stream_json(record: Record, items: str, out: BinaryIO, *, end: bytes = b"") -> None:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files import write_whole
 from .args import output_file
 
 if TYPE_CHECKING:
@@ -54,12 +55,4 @@ def emit(text: str, out: str | None) -> None:
     if out is None:
         print(text)
         return
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")  # whole or not at all: renamed when written
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_whole(Path(out), text + "\n")  # whole or not at all

@@ -2,9 +2,20 @@
 remembers the line of every value (jsonpos), with one-line errors naming the file.
 
 This package sits at the bottom of the package (with errors and core): eval files,
-configs, Results, baselines, traces and GitHub event files are all read through it.
+configs, Results, baselines, traces and GitHub event files are all read through it; the
+files written whole or not at all (Results, Diffs, reports) are written through it.
 """
 
 from .reading import MAX_FILE_BYTES, decode, read_bytes, read_text, sha256, utf8_bytes
+from .writing import replacing, write_whole
 
-__all__ = ["MAX_FILE_BYTES", "decode", "read_bytes", "read_text", "sha256", "utf8_bytes"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "decode",
+    "read_bytes",
+    "read_text",
+    "replacing",
+    "sha256",
+    "utf8_bytes",
+    "write_whole",
+]

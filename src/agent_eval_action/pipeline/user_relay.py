@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InputError
 from ..evalset.models import Content
+from ..files import write_whole
 from ..traces import ActualTurn, CaseRunRequest, CaseRuns, Simulation, UserTurnError
 from .plan import Plan
 
@@ -268,9 +269,7 @@ def write_record(path: Path, simulator: Any, plan: Plan) -> None:
                         **found.model_dump(mode="json"),
                     }
                 )
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"simulations": RECORD_SCHEMA, "runs": entries}), encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, json.dumps({"simulations": RECORD_SCHEMA, "runs": entries}))
 
 
 def apply_records(case_runs: CaseRuns, paths: Sequence[Path]) -> None:

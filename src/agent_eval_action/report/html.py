@@ -23,6 +23,7 @@ from markupsafe import Markup
 from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..core import AXES
+from ..files import write_whole
 from ..results import Results
 from . import drilldown, escape
 from .labels import score
@@ -103,7 +104,4 @@ def render(
 
 def write(path: Path, text: str) -> None:
     """Write atomically: a reader (an upload step) never sees half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_whole(path, text)

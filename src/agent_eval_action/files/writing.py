@@ -1,0 +1,30 @@
+"""Writing a file whole or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[BinaryIO]:
+    """A file to write `path` through: `.NAME.tmp` beside it, renamed over it once written,
+    removed if anything fails, so that no reader ever sees half a file. Missing folders are
+    made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("wb") as out:
+            yield out
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` (UTF-8) to `path` whole or not at all (`replacing`)."""
+    with replacing(path) as out:
+        out.write(text.encode("utf-8"))
