@@ -384,11 +384,16 @@ class RunRecord(Record, kw_only=True):
                 self.invocations = turns
         return turns
 
-    def settle(self) -> list[InvocationRecord]:
+    def settle(self, *, keep: bool = True) -> list[InvocationRecord]:
         """The run's turns, decoded (msgspec.ValidationError when their JSON is not a list
         of turns); read from a file, their JSON is kept again compact and of its own, no
         longer holding on to the whole file. What the loader's check calls
-        (compare/sanity.py): each run is decoded once at load."""
+        (compare/sanity.py): each run is decoded once at load. `keep` False (main's record
+        only: an older baseline): a run whose fingerprint is recorded lets its turns go
+        unread, and has none."""
+        if not keep and self.fingerprint is not None:
+            self.invocations = []
+            return []
         turns = self.invocations
         if isinstance(turns, msgspec.Raw):
             turns = _TURNS.decode(turns)

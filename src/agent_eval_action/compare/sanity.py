@@ -212,11 +212,8 @@ class _Checker:
         """A run's turns, their types checked (a Results read from a file keeps them as
         JSON: decoded here, and let go again, the JSON made compact: RunRecord.settle).
         Without `keep_turns`, a run whose fingerprint is recorded loses its turns unread."""
-        if not self.keep_turns and run.fingerprint is not None:
-            run.invocations = []
-            return []
         try:
-            return run.settle()
+            return run.settle(keep=self.keep_turns)
         except msgspec.ValidationError as err:
             raise InputError(
                 one_line(f"invalid Results: {where} invocations: {err}"), self.display
@@ -291,11 +288,8 @@ def _case_is_sane(case: CaseResult, *, turns: bool = True) -> bool:
         fingerprint = run.fingerprint or ""
         if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:
             return False
-        if not turns and run.fingerprint is not None:
-            run.invocations = []
-            continue
         try:
-            numbers += (turn.duration_s for turn in run.settle())
+            numbers += (turn.duration_s for turn in run.settle(keep=turns))
         except msgspec.ValidationError:
             return False
     return _numbers_sane(numbers) and _counts_sane(counts)
