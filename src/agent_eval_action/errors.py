@@ -26,5 +26,11 @@ class InputError(Exception):
         return f"{where}{self.message}"
 
 
+def fault_line(err: BaseException) -> str:
+    """An unexpected exception (a fault of the tool: exit 3) in one line."""
+    said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    return f"internal error, {said}"
+
+
 class InfrastructureError(Exception):
     """Something outside the user's input prevented a verdict (exit 3), e.g. a missing shard."""

@@ -20,7 +20,13 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
+from ..errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INFRASTRUCTURE,
+    InfrastructureError,
+    InputError,
+    fault_line,
+)
 from ..github.client import GitHub, GitHubError
 from ..github.env import GitHubEnv
 from ..report import escape, render
@@ -74,8 +80,9 @@ def main(env: Mapping[str, str] | None = None) -> int:
     except Exception as err:  # a fault of this tool or its machine: no verdict, never exit 1
         for line in traceback.format_exc().splitlines():  # for a bug report
             outputs.say(line, sys.stderr)  # it may quote an artifact: plain, never a command
-        said = f"internal error, {type(err).__name__}: {err}" if str(err) else type(err).__name__
-        return _fail(EXIT_INFRASTRUCTURE, f"{said} (the traceback is in the log)", environ)
+        return _fail(
+            EXIT_INFRASTRUCTURE, f"{fault_line(err)} (the traceback is in the log)", environ
+        )
 
 
 def _fail(code: int, message: str, environ: Mapping[str, str]) -> int:

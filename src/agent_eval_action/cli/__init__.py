@@ -17,7 +17,13 @@ import traceback
 from collections.abc import Sequence
 
 from .. import __version__
-from ..errors import EXIT_BAD_INPUT, EXIT_INFRASTRUCTURE, InfrastructureError, InputError
+from ..errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INFRASTRUCTURE,
+    InfrastructureError,
+    InputError,
+    fault_line,
+)
 from . import action, compare, merge, run, run_cases, score, serve_users
 from .args import Parser, spread
 
@@ -73,6 +79,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INFRASTRUCTURE
     except Exception as err:  # a fault of this tool: no verdict, never the gate's exit 1
         traceback.print_exc()
-        said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-        print(f"error: internal error, {said} (the traceback is above)", file=sys.stderr)
+        print(f"error: {fault_line(err)} (the traceback is above)", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
