@@ -14,8 +14,9 @@ and the `workflow_run` event. Timed: the whole action process (`agent-eval-actio
 mode comment): downloading both artifacts, checking and loading both Results, comparing,
 rendering and posting the comment, the check run and the job summary. With --history N,
 main's history goes N push runs further back, each with a baseline artifact of its own
-(other texts: no run of one matches another's), which the job downloads and loads too. Its wall time and
-its own peak RSS (VmHWM, printed by the process as it exits), the best of --repeat runs.
+(other texts: no run of one matches another's), which the job downloads and loads too. Its
+wall time and its own peak RSS (VmHWM, printed by the process as it exits), the best of
+--repeat runs.
 The figures measured, and where the memory goes: bench/README.md, "The comment job at scale".
 """
 
@@ -148,7 +149,9 @@ def main() -> None:
         f"mode comment, {figures['cases']:,} cases (Results files of "
         f"{' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB): the whole action "
         f"process {figures['comment_s']:.2f} s, peak RSS {figures['comment_mb']:.0f} MB, "
-        f"exit {figures['exit']}, {figures['downloads']} artifacts downloaded ({figures['history']} older baselines), a comment of {figures['comment_chars']:,} characters "
+        f"exit {figures['exit']}, {figures['downloads']} artifacts downloaded "
+        f"({figures['history']} older baselines), a comment of {figures['comment_chars']:,} "
+        "characters "
         f"(best of {figures['repeat']})"
     )
 
