@@ -310,3 +310,22 @@ def test_json_on_stdout_is_the_file_byte_for_byte_and_the_diffs_own_json(files):
     assert same == written  # streamed a case at a time, as diff.json is written
     assert written == (Diff.from_json(written).dump_json() + "\n").encode()
     assert not list(Path().glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_out_to_a_device_or_pipe_writes_into_it_and_leaves_it_one(files, tmp_path, fmt):
+    """`--out /dev/null` (a pipe here: the real device must not be risked) is written into,
+    never replaced by a file."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "sink"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    argv = ["compare", "--baseline", "base.json", "--current", "worse.json", "--format", fmt]
+    assert main([*argv, "--out", str(fifo)]) == 1
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got and got[0].strip()

@@ -12,7 +12,13 @@ from typing import BinaryIO
 def replacing(path: Path) -> Iterator[BinaryIO]:
     """A file to write `path` through: `.NAME.tmp` beside it, renamed over it once written,
     removed if anything fails, so that no reader ever sees half a file. Missing folders are
-    made."""
+    made. A path that is there and is not a regular file (`/dev/null`, `/dev/stdout`, a
+    pipe) is written into, never replaced: renaming a file over /dev/null as root would
+    turn the device into a file for every process on the machine."""
+    if path.exists() and not path.is_file():
+        with path.open("wb") as out:
+            yield out
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
