@@ -46,24 +46,40 @@ from helpers.action_harness import (  # noqa: E402
     zipped,
 )
 
+from agent_eval_action.compare.record import MainRecord  # noqa: E402
+from agent_eval_action.compare.record_file import RECORD_NAME, encoded  # noqa: E402
+
 WORKFLOW = ".github/workflows/agent-eval.yml"
 
 
-def older_baselines(fake: FakeGitHub, main: list[str], cases: int, count: int, seed: int) -> None:
-    """`count` older baselines, one on each of main's push runs before the baseline's: each
-    suite's own texts (another seed), so no run matches another's by chance."""
+def older_baselines(
+    fake: FakeGitHub, cases: int, count: int, seed: int
+) -> tuple[str | None, bytes | None]:
+    """`count` older baselines, one on each of `count` push runs: each suite's own texts
+    (another seed), so no run matches another's by chance. Returns the newest of their
+    commits (main's history goes on from it) and main's record of them as the baseline's
+    push run stores it (compare/record_file.py); (None, None) when there are none."""
     if not count:
-        return
+        return None, None
     commits = fake.linear_history(count, prefix="older", branch=None)
-    fake.commits[main[0]]["parents"] = [commits[-1]]  # main's history starts further back
-    for index, sha in enumerate(commits):
+    record = MainRecord()
+    for index, sha in enumerate(reversed(commits)):  # nearest first
         run = fake.add_workflow_run(head_sha=sha, path=WORKFLOW, event="push")
-        data = make_results(cases, 1, set(), seed + 100 + index).dump_json().encode()
+        older = make_results(cases, 1, set(), seed + 100 + index)
+        data = older.dump_json().encode()
         fake.add_artifact("agent-eval-results", zipped({"results.json": data}), run_id=run["id"])
+        record.add(older)
+        del older, data
+    return commits[-1], encoded(record)
 
 
 def measure(
-    cases: int, repeat: int, seed: int = 8, profile: str | None = None, history: int = 0
+    cases: int,
+    repeat: int,
+    seed: int = 8,
+    profile: str | None = None,
+    history: int = 0,
+    walk: bool = False,
 ) -> dict:
     rng = random.Random(seed)
     changed = set(rng.sample(range(cases), cases // 50))
@@ -75,9 +91,17 @@ def measure(
         sizes = [p.stat().st_size / 1024 / 1024 for p in (baseline_path, pr_path)]
         fake = FakeGitHub().start()
         try:
-            main, head = main_with_baseline(fake, baseline_path.read_bytes())
+            newest, record = older_baselines(fake, cases, history, seed)
+            # the baseline's push run: its Results, and (unless --walk) main's record beside them
+            files = {"results.json": baseline_path.read_bytes()}
+            if record is not None and not walk:
+                files[RECORD_NAME] = record
+            del record
+            main, head = main_with_baseline(fake, files)
+            del files
             baseline_path.unlink()
-            older_baselines(fake, main, cases, history, seed)
+            if newest is not None:  # main's history starts further back
+                fake.commits[main[0]]["parents"] = [newest]
             fake.add_pull(7, head, main[3], head_repo="forker/demo")
             pr_run = fake.add_workflow_run(
                 head_sha=head, event="pull_request", head_branch="feature", path=WORKFLOW,
@@ -125,6 +149,7 @@ def measure(
         "exit": done.returncode,
         "repeat": repeat,
         "history": history,
+        "walk": walk,
         "downloads": fetched,
     }
 
@@ -140,8 +165,15 @@ def main() -> None:
         help="N older baselines on main's earlier push runs, as the action fetches them "
         "(its history input, 10 by default)",
     )  # fmt: skip
+    parser.add_argument(
+        "--walk", action="store_true",
+        help="the baseline's artifact without main's record (as push runs before it stored "
+        "one left them): the job downloads and folds each older baseline",
+    )  # fmt: skip
     args = parser.parse_args()
-    figures = measure(args.cases, args.repeat, profile=args.profile, history=args.history)
+    figures = measure(
+        args.cases, args.repeat, profile=args.profile, history=args.history, walk=args.walk
+    )
     if args.json:
         print(json.dumps(figures))
         return
@@ -150,7 +182,8 @@ def main() -> None:
         f"{' and '.join(f'{mb:.0f}' for mb in figures['file_mb'])} MB): the whole action "
         f"process {figures['comment_s']:.2f} s, peak RSS {figures['comment_mb']:.0f} MB, "
         f"exit {figures['exit']}, {figures['downloads']} artifacts downloaded "
-        f"({figures['history']} older baselines), a comment of {figures['comment_chars']:,} "
+        f"({figures['history']} older baselines"
+        f"{', walked' if figures['walk'] else ''}), a comment of {figures['comment_chars']:,} "
         "characters "
         f"(best of {figures['repeat']})"
     )

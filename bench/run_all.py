@@ -276,13 +276,14 @@ def records(cases: int, quick: bool) -> list[list[str]]:
         (0, "1" if quick else "3", f"  the comment job (mode comment, fake GitHub) on a "
          f"{LARGE_CASES:,}-case PR run: the whole action process"),
         (HISTORY, "1", f"  the same, with {HISTORY} older baselines on main (the action's "
-         "default history), one run"),
+         "default history, in main's record beside the baseline), one run"),
     )  # fmt: skip
     for history, runs, label in jobs:
         comment = _bench(
             "bench_comment.py", "--cases", str(LARGE_CASES), "--repeat", runs,
             "--history", str(history),
         )  # fmt: skip
+        label += f" ({comment['downloads']} artifacts downloaded)"
         times = comment["comment_s"] / small["compare_s"]
         rows.append(
             [

@@ -27,6 +27,7 @@ from helpers.action_harness import (
 from helpers.paths import ROOT
 
 from agent_eval_action.compare.evidence import PAIRED_RUN
+from agent_eval_action.compare.record_file import RECORD_NAME
 
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
@@ -354,3 +355,42 @@ def test_the_comment_job_leaves_out_paired_runs_it_cannot_read(
     (comment,) = runner.fake.comments_on(7)
     assert "merge-base.json left out" in comment["body"]
     assert not (runner.out_dir / "merge-base.json").exists()
+
+
+def test_a_push_run_passes_mains_record_on_and_a_pr_reads_it_with_the_baseline_alone(
+    runner: Runner, baseline_results: bytes
+):
+    """mode baseline stores main's record of the older baselines beside its Results
+    (main-record.msgpack); a PR whose baseline that is downloads that one artifact only,
+    and still weighs (and shows) the older baselines."""
+    fake = runner.fake
+    main = fake.linear_history(4)
+    workflow = ".github/workflows/agent-eval.yml"
+    for sha in main[:2]:
+        older = json.loads(baseline_results)
+        older["source"]["sha"] = sha
+        run = fake.add_workflow_run(head_sha=sha, path=workflow, event="push")
+        data = zipped({"results.json": json.dumps(older).encode()})
+        fake.add_artifact("agent-eval-results", data, run_id=run["id"], digest=True)
+    payload = {"ref": "refs/heads/main", "after": main[2], "repository": repository()}
+    env = runner.env("push", payload)
+    env["GITHUB_SHA"], env["GITHUB_REF"] = main[2], "refs/heads/main"
+    done = runner.run(env)
+    assert done.returncode == 0, done.stderr
+    assert f"main's record of 2 older baselines written to {RECORD_NAME}" in done.stdout
+    # upload-artifact of the whole output-dir, as docs/workflows.md has it
+    out = runner.out_dir
+    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    run = fake.add_workflow_run(head_sha=main[2], path=workflow, event="push")
+    fake.add_artifact("agent-eval-results", zipped(files), run_id=run["id"], digest=True)
+    head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main[3])
+    before = len(fake.calls("download_artifact"))
+    runner.out_dir = runner.tmp / "pr-out"
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3])))
+    assert done.returncode == 0, done.stderr  # the same agent as main's newest push run
+    assert len(fake.calls("download_artifact")) == before + 1  # the baseline's artifact alone
+    kept = sorted(p.name for p in (runner.out_dir / "baseline").iterdir())
+    assert kept == [RECORD_NAME, "results.json"]
+    page = (runner.out_dir / "report.html").read_text(encoding="utf-8")
+    assert main[0][:7] in page and main[1][:7] in page  # the history the drill-down shows

@@ -232,3 +232,29 @@ def test_a_baseline_path_input_that_does_not_exist_is_bad_input(runner: Runner, 
     done = runner.run(runner.env("pull_request", payload, baseline=str(tmp_path / "gone.json")))
     assert done.returncode == 2, done.stdout + done.stderr
     assert "input baseline: no such file" in done.stderr
+
+
+def test_a_sharded_push_run_merged_stores_mains_record_too(runner: Runner, baseline_results):
+    """The merge job of a sharded push to main writes main-record.msgpack beside the merged
+    Results, as an unsharded push run does: the previous baseline first."""
+    from agent_eval_action.compare.record_file import RECORD_NAME, read_record
+
+    fake = runner.fake
+    main, _ = main_with_baseline(fake, baseline_results)  # main[2]'s push run has a baseline
+    shards = {}
+    for index in (1, 2):
+        runner.out_dir = runner.tmp / f"shard-{index}"
+        done = runner.run(push_env(runner, main[3], shard=f"{index}/2"))
+        assert done.returncode == 0, done.stderr
+        assert not (runner.out_dir / RECORD_NAME).exists()  # a shard stores none
+        shards[index] = (runner.out_dir / "results.json").read_bytes()
+    current = fake.add_workflow_run(id=9001, head_sha=main[3], event="push")
+    for index, data in shards.items():
+        name = f"agent-eval-results-shard-{index}"
+        fake.add_artifact(name, zipped({"results.json": data}), run_id=current["id"])
+    runner.out_dir = runner.tmp / "merged"
+    done = runner.run(push_env(runner, main[3], mode="merge"))
+    assert done.returncode == 0, done.stderr
+    record = read_record(runner.out_dir / RECORD_NAME, RECORD_NAME)
+    assert [p.source.sha for p in record.past] == [json.loads(baseline_results)["source"]["sha"]]
+    assert len(record.tables.keys) == 6

@@ -15,6 +15,9 @@ from fakes.github import REPO, Fault
 from helpers.factory import case, results
 
 from agent_eval_action.compare.loading import load_baseline
+from agent_eval_action.compare.record import MainRecord
+from agent_eval_action.compare.record_file import RECORD_NAME, encoded
+from agent_eval_action.core import CaseKey
 from agent_eval_action.github import commits
 from agent_eval_action.github.baseline import (
     HISTORY,
@@ -258,23 +261,62 @@ def test_history_baselines_are_collected(gh: GitHub, github_fake, graph, tmp_pat
     assert len(github_fake.calls("list_run_artifacts")) == 3  # stopped once it had enough
 
 
-def test_an_older_baseline_the_check_refuses_is_skipped_and_the_walk_goes_on(
+def test_an_older_baseline_out_of_its_metrics_range_is_skipped_and_the_walk_goes_on(
     gh: GitHub, github_fake, graph, tmp_path: Path
 ) -> None:
-    from agent_eval_action.compare.sanity import ResultsRefused
-
     main = graph["main"]
-    for sha in (main[5], main[4], main[2], main[1]):
+    for sha in (main[5], main[2], main[1]):
         push_run(github_fake, sha)
+    over = results(case("c1", {"tool_trajectory_avg_score": [1.5]}), sha=main[4])
+    push_run(github_fake, main[4], zipped({"results.json": over.dump_json().encode()}))
 
-    def check(results, what: str) -> None:  # as the action's range check refuses one
-        if results.source.sha == main[4]:
-            raise ResultsRefused("refused Results: a score 1.5 is outside [0, 1]", what)
-
-    found = find(gh, graph, tmp_path, history=2, check=check)
+    found = find(gh, graph, tmp_path, history=2, bounded=lambda name: True)
     assert isinstance(found, BaselineFound) and found.sha == main[5]  # the baseline: not here
     assert [loaded_sha(p) for p in found.history] == [main[2], main[1]]
     assert [p.source.sha for p in found.older.past] == [main[2], main[1]]
+    assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
+
+
+def _with_record(sha: str, older: list[str]) -> bytes:
+    """A push run's artifact as mode baseline leaves it: its Results and main's record of
+    the older baselines (`older`, nearest first) beside them."""
+    record = MainRecord.of(
+        results(case("c1", {"tool_trajectory_avg_score": [1.0]}), sha=s) for s in older
+    )
+    return zipped({"results.json": results_json(sha), RECORD_NAME: encoded(record)})
+
+
+def test_the_main_record_carried_with_the_baseline_replaces_walking_for_older_ones(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    for sha in (main[4], main[3], main[2]):
+        push_run(github_fake, sha)
+    push_run(github_fake, main[5], _with_record(main[5], [main[4], main[3], main[2]]))
+    found = find(gh, graph, tmp_path, history=2)
+    assert isinstance(found, BaselineFound) and found.sha == main[5]
+    # main's record came in the baseline's artifact: its two nearest, nothing else fetched
+    assert [p.source.sha for p in found.older.past] == [main[4], main[3]]
+    assert found.older.runs(CaseKey("s", "c1")).runs == 2
+    assert found.history == [tmp_path / "baseline" / RECORD_NAME]
+    assert left_in(tmp_path / "baseline") == [RECORD_NAME, "results.json"]
+    assert len(github_fake.calls("download_artifact")) == 1
+    assert found.refused == []
+
+
+def test_a_carried_record_that_is_refused_is_said_and_the_older_baselines_are_read(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    for sha in (main[4], main[3]):
+        push_run(github_fake, sha)
+    forged = {"results.json": results_json(main[5]), RECORD_NAME: b"\x81\xa4kind\xa3bad"}
+    push_run(github_fake, main[5], zipped(forged))
+    found = find(gh, graph, tmp_path, history=2)
+    assert isinstance(found, BaselineFound) and found.sha == main[5]
+    assert [p.source.sha for p in found.older.past] == [main[4], main[3]]  # walked for them
+    assert len(found.refused) == 1 and RECORD_NAME in found.refused[0]
+    assert "the older baselines are read" in found.refused[0]
     assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
 
 

@@ -127,9 +127,10 @@ def pr_payload(number: int, head: str, base: str, *, fork: bool = False, labels=
     }
 
 
-def main_with_baseline(fake, baseline: bytes, *, expired: bool = False):
-    """main: 4 commits; the push run of the third has the baseline artifact; a PR branches
-    off the third while main has moved on to the fourth."""
+def main_with_baseline(fake, baseline: bytes | dict[str, bytes], *, expired: bool = False):
+    """main: 4 commits; the push run of the third has the baseline artifact (`baseline`: its
+    results.json, or every file of it); a PR branches off the third while main has moved on
+    to the fourth."""
     main = fake.linear_history(4)
     head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]
     run = fake.add_workflow_run(
@@ -137,7 +138,7 @@ def main_with_baseline(fake, baseline: bytes, *, expired: bool = False):
     )
     fake.add_artifact(
         "agent-eval-results",
-        zipped({"results.json": baseline}),
+        zipped(baseline if isinstance(baseline, dict) else {"results.json": baseline}),
         run_id=run["id"],
         digest=True,
         expired=expired,

@@ -22,7 +22,7 @@ from ..compare.loading import load_baseline
 from ..compare.record import MainRecord
 from ..errors import InfrastructureError
 from ..github.client import GitHub, GitHubError
-from ..pipeline.bounds import ResultsRefused, check_scores
+from ..pipeline.bounds import ResultsRefused, bounded_metric, check_scores
 from ..results import Results
 from . import outputs
 from .settings import Settings
@@ -126,7 +126,7 @@ def _choose(
                 dest=dest,
                 repository_id=settings.github.repository_id,
                 history=settings.history,
-                check=check_scores,
+                bounded=bounded_metric,
             )
         else:
             from ..github.databranch import DATA_BRANCH, find_branch_baseline
@@ -142,7 +142,7 @@ def _choose(
                 data_branch=DATA_BRANCH,
                 dest=dest,
                 history=settings.history,
-                check=check_scores,
+                bounded=bounded_metric,
             )
     except GitHubError as err:
         if err.status is None or err.status >= 500 or err.status == 429:

@@ -129,8 +129,11 @@ def mode_baseline(ctx: Context) -> int:
     """A push to the default branch: run, and write the results that become the baseline.
     The previous baseline, when there is one, lends its judge verdicts of unchanged answers
     (no new judge calls for them) and its case durations; nothing is gated on it."""
-    run_code, results = run_suite(ctx, _previous_baseline(ctx), gate=False)
+    previous = _previous_baseline(ctx)
+    run_code, results = run_suite(ctx, previous, gate=False)
     results = _with_policy(ctx, _own_results(ctx, results))
+    if ctx.settings.shard is None and previous is not None:
+        _write_main_record(ctx, previous)
     if ctx.settings.shard is None and ctx.settings.baseline.kind == "branch":
         _store_on_data_branch(ctx, results)
     code = _recorded(run_code)
@@ -173,6 +176,19 @@ def _previous_baseline(ctx: Context) -> ChosenBaseline | None:
         return None
     print(f"reusing judge verdicts and durations from {found.relation}")
     return found
+
+
+def _write_main_record(ctx: Context, previous: ChosenBaseline) -> None:
+    """Main's record as later pull requests read it with these Results as their baseline:
+    the previous baseline, then its own older ones, `history` in all (compare/record_file.py),
+    written beside results.json, so that it is uploaded in the same artifact."""
+    from ..compare.record_file import RECORD_NAME, write_record
+
+    if previous.results is None:
+        return
+    record = previous.older.then(previous.results, ctx.settings.history)
+    write_record(ctx.out_dir / RECORD_NAME, record)
+    print(f"main's record of {len(record.past)} older baselines written to {RECORD_NAME}")
 
 
 def _store_on_data_branch(ctx: Context, results: Results) -> None:
@@ -324,6 +340,9 @@ def mode_merge(ctx: Context) -> int:
         raise InfrastructureError("a shard was cancelled: its results are partial (kept)")
     print(f"merged {len(shards)} shards, {len(merged.cases)} cases")
     if isinstance(ctx.event, PushEvent) and ctx.event.to_default_branch:
+        previous = _previous_baseline(ctx)
+        if previous is not None:
+            _write_main_record(ctx, previous)
         if ctx.settings.baseline.kind == "branch":
             _store_on_data_branch(ctx, merged)
         return record_only(ctx, merged, EXIT_PASS)

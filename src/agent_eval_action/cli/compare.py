@@ -38,6 +38,8 @@ def handle(args: argparse.Namespace) -> int:
 
     options = common.gate_options(args)
     baseline = read_baseline(args.baseline, args.history)  # a missing file is bad input
+    for said in baseline.left_out:
+        print(said, file=sys.stderr)
     current = load_results(args.current)
     diff = gate(current, baseline, options)
     if diff.baseline is None:

@@ -84,7 +84,7 @@ def grown(main: MainRuns, case: CaseResult) -> MainRuns:
     """`main` with the case's finished runs of one Results added (re-runs that confirmed
     something left out: they were picked for having regressed; paired runs on the
     merge-base kept)."""
-    kept = [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
+    kept = kept_runs(case)
     if not kept:
         return main
     behaviours = {case.runs[i].behaviour() for i in kept}
@@ -93,8 +93,8 @@ def grown(main: MainRuns, case: CaseResult) -> MainRuns:
         sole = None
     passed = passes(case, kept)
     said = [case.runs[i].confirms for i in kept]
-    recorded = tuple(p for p, why in zip(passed, said, strict=True) if _recorded(why))
-    sampled = tuple(p for p, why in zip(passed, said, strict=True) if _fair(why))
+    recorded = tuple(p for p, why in zip(passed, said, strict=True) if recorded_run(why))
+    sampled = tuple(p for p, why in zip(passed, said, strict=True) if sampled_run(why))
     every = main.passed + tuple(passed)
     # most runs are the baseline's own, in all three: then one tuple serves them
     if main.recorded is main.passed and len(recorded) == len(kept):
@@ -108,22 +108,28 @@ def grown(main: MainRuns, case: CaseResult) -> MainRuns:
     return MainRuns(len(kept) + main.runs, sole, every, recorded_all, sampled_all)
 
 
+def kept_runs(case: CaseResult) -> list[int]:
+    """The indexes of the case's runs that are main's record of it: finished, and not re-runs
+    that confirmed something (paired runs on the merge-base and sampling runs are kept)."""
+    return [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
+
+
 def _on_main(confirms: str | None) -> bool:
     return confirms is None or confirms.startswith((PAIRED_RUN, SAMPLING_RUN))
 
 
-def _recorded(confirms: str | None) -> bool:
+def recorded_run(confirms: str | None) -> bool:
     """Whether a run is one main recorded for itself: a baseline's own, or a sampling run."""
     return confirms is None or confirms.startswith(SAMPLING_RUN)
 
 
-def _fair(confirms: str | None) -> bool:
+def sampled_run(confirms: str | None) -> bool:
     """Whether a run on main was taken whatever the case did here: one main recorded for
     itself, or one paired with a suite round (every case alike)."""
     if confirms is None:
         return True
     paired_with = confirms.partition(": ")[2]
-    return _recorded(confirms) or (
+    return recorded_run(confirms) or (
         confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)
     )
 

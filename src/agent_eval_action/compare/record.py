@@ -1,175 +1,229 @@
-"""Main's record: what main's Results say of each case, folded one Results at a time.
+"""Main's record: what main's Results say of each case, folded into what the gate reads.
 
 Main's older baselines (the action fetches 10 by default), the baseline, and the paired
 runs on the merge-base's code each tell how a case behaved on main: how many runs
 finished, whether they all did the same thing, which metrics each passed
 (compare/evidence.py), whether the case was flaky there (its runs or scores disagreed
-within one Results, or its status changed between them). Kept as Results, ten older
-baselines of a 100,000-case suite held about 2 GB; folded, a case's record is a few
-hundred bytes however many Results it came from, and each older baseline leaves the
-reports only what they show of it (`Past`: its pass rate per axis, each case's status
-and scores, in columns).
+within one Results, or its status changed between them).
 
-A record is extended with `plus`, which leaves the one it came from as it was: the
-confirmation rounds extend the same record of the older baselines and the baseline with
-each round's paired runs.
+An older baseline is kept as a `Past` (compare/past.py: its cases in columns), and the
+Pasts are folded together in a few vectorised steps the first time the record is read.
+The Results folded on top with `plus` (the baseline, the paired runs of each confirmation
+round) are folded case by case into `MainRuns`, leaving the record they extend as it was.
+A record of Pasts is what main's push runs store beside their Results
+(compare/record_file.py), so that a pull request reads one baseline and one record,
+not ten baselines.
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 
-from ..core import AXES, Axis, CaseKey
-from ..results import CaseResult, Results, Source, Status
+import numpy as np
+
+from ..core import CaseKey
+from ..results import Results
 from .divergence import behaviour_varies
 from .evidence import NO_RUNS, MainRuns, grown
+from .past import (
+    DIGEST,
+    PLACE,
+    RECORDED,
+    SAMPLED,
+    Past,
+    PastCase,
+    Tables,
+    fingerprint,
+    pass_rates,
+    scores_disagree,
+)
 
-_STATUSES: tuple[Status, ...] = tuple(Status)
-_PLACE = {status: place for place, status in enumerate(_STATUSES)}
-_ABSENT = float("-inf")  # a metric the case did not have (a score is finite, or None: NaN)
+__all__ = ["MainRecord", "Past", "PastCase", "pass_rates"]
 
 
-def pass_rates(results: Results) -> dict[Axis, float | None]:
-    """Per axis, the percent of the cases with a metric on it that passed every one of them
-    (an errored or unscored metric is not a pass); None when no case has one. One pass
-    over the cases for every axis."""
-    scored = dict.fromkeys(AXES, 0)
-    passed = dict.fromkeys(AXES, 0)
-    for case in results.cases:
-        seen: dict[Axis, bool] = {}  # axis -> every metric on it passed
-        for m in case.metrics.values():
-            seen[m.axis] = seen.get(m.axis, True) and m.status == Status.PASSED
-        for axis, ok in seen.items():
-            scored[axis] += 1
-            passed[axis] += ok
-    return {a: 100.0 * passed[a] / scored[a] if scored[a] else None for a in AXES}
+def _padded(column: np.ndarray, size: int) -> np.ndarray:
+    """A Past's column over the record's `size` cases (those it never saw: zero)."""
+    if len(column) == size:
+        return column
+    return np.concatenate([column, np.zeros((size - len(column), *column.shape[1:]), column.dtype)])
 
 
 @dataclass(frozen=True)
-class PastCase:
-    """One case as one of main's Results had it: what the report's history shows."""
+class _Folded:
+    """A record's Pasts folded together, per case by its place in the record's keys."""
 
-    status: Status
-    scores: dict[str, float | None]  # metric -> score, in the Results' order
-
-    @classmethod
-    def of(cls, case: CaseResult) -> PastCase:
-        return cls(case.status, {name: m.score for name, m in case.metrics.items()})
-
-
-@dataclass
-class Past:
-    """One of main's Results, folded: where and when it ran, its pass rate per axis, and
-    each case's status and scores in columns (by the case's place in `index`, which the
-    record's Pasts share): a byte and 8 per metric per case, where Results held ~2 KB."""
-
-    source: Source
-    created_at: datetime
-    rates: dict[Axis, float | None]
-    index: dict[CaseKey, int]  # the record's: every case key it has seen, numbered
-    status: bytearray = field(default_factory=bytearray)  # 1 + the Status's place; 0: absent
-    scores: dict[str, array[float]] = field(default_factory=dict)  # NaN: None; -inf: absent
+    # read case by case, so lists (a numpy element is slow to read alone), but `sole`
+    runs: list[int]  # finished runs on main
+    sole: np.ndarray  # (cases, DIGEST) bytes: the behaviour of the first Past with runs
+    has_sole: list[bool]  # every run did that same thing
+    starts: list[int]  # (cases + 1): where each case's runs are in outcome and why
+    outcome: list[int]  # per run: its pass mapping's number, nearest Past first
+    why: list[int]  # per run: RECORDED | SAMPLED bits
+    bits: list[int]  # a bit per Status the case had
+    flaky: frozenset[CaseKey]
 
     @classmethod
-    def of(cls, results: Results, index: dict[CaseKey, int]) -> Past:
-        past = cls.header(results)
-        past.index = index
-        for case in results.cases:
-            past._put(index.setdefault(case.key, len(index)), case)
-        return past
+    def of(cls, pasts: tuple[Past, ...], tables: Tables) -> _Folded:
+        if not pasts:
+            return cls([], np.zeros((0, DIGEST), np.uint8), [], [0], [], [], [], frozenset())
+        size = len(tables.keys)
+        runs = np.stack([_padded(p.runs, size) for p in pasts])
+        present = runs > 0
+        # a digest as four 64-bit words: a Past's runs all did the same when it is not zero
+        soles = np.stack([_padded(p.sole, size) for p in pasts]).view(np.uint64)
+        first = soles[present.argmax(axis=0), np.arange(size)]
+        alike = (~present[..., None] | (soles == first)).all(axis=(0, 2))
+        varied = (present & ~soles.any(axis=2)).any(axis=0)
+        total = runs.sum(axis=0, dtype=np.int64)
+        place = np.concatenate(
+            [np.repeat(np.arange(len(p.runs), dtype=np.int64), p.runs) for p in pasts]
+        )
+        order = np.argsort(place, kind="stable")  # by case, the nearest Past's runs first
+        starts = np.zeros(size + 1, np.int64)
+        np.cumsum(np.bincount(place, minlength=size), out=starts[1:])
+        bits = np.zeros(size, np.int64)
+        noisy = np.zeros(size, np.bool_)
+        for p in pasts:
+            status = _padded(p.status, size).astype(np.int64)
+            bits |= np.where(status > 0, np.left_shift(1, np.maximum(status - 1, 0)), 0)
+            noisy |= _padded(p.noisy, size)
+        keys = tables.key_list()
+        flaky = noisy | ((bits & (bits - 1)) != 0)
+        return cls(
+            total.tolist(),
+            np.ascontiguousarray(first).view(np.uint8).reshape(size, DIGEST),
+            ((total > 0) & alike & ~varied).tolist(),
+            starts.tolist(),
+            np.concatenate([p.outcome for p in pasts])[order].tolist(),
+            np.concatenate([p.why for p in pasts])[order].tolist(),
+            bits.tolist(),
+            frozenset(keys[i] for i in np.flatnonzero(flaky)),
+        )
 
-    @classmethod
-    def header(cls, results: Results) -> Past:
-        """Where and when the Results ran and their pass rates, without their cases."""
-        return cls(results.source, results.created_at, pass_rates(results), {})
+    def runs_at(self, at: int | None, outcomes: list[dict[str, bool]]) -> MainRuns:
+        """The case's runs in the Pasts (at: its place in the keys; None: never seen)."""
+        runs = self.runs
+        if at is None or at >= len(runs) or not runs[at]:
+            return NO_RUNS
+        lo, hi = self.starts[at], self.starts[at + 1]
+        passed = tuple([outcomes[i] for i in self.outcome[lo:hi]])
+        flags = self.why[lo:hi]
+        # most runs are baselines' own, counted in all three: then one tuple serves them
+        if flags.count(RECORDED | SAMPLED) == len(flags):
+            recorded = sampled = passed
+        else:
+            recorded = _where(passed, flags, RECORDED)
+            sampled = _where(passed, flags, SAMPLED)
+        sole = fingerprint(self.sole[at].tobytes()) if self.has_sole[at] else None
+        return MainRuns(runs[at], sole, passed, recorded, sampled)
 
-    def _put(self, at: int, case: CaseResult) -> None:
-        if at >= len(self.status):
-            self.status.extend(bytes(at + 1 - len(self.status)))
-        self.status[at] = 1 + _PLACE[case.status]
-        for name, metric in case.metrics.items():
-            column = self.scores.setdefault(name, array("d"))
-            if at >= len(column):
-                column.extend([_ABSENT] * (at + 1 - len(column)))
-            column[at] = float("nan") if metric.score is None else metric.score
+    def bits_at(self, at: int | None) -> int:
+        return 0 if at is None or at >= len(self.bits) else self.bits[at]
 
-    def case(self, key: CaseKey) -> PastCase | None:
-        """The case as these Results had it, or None when they did not have it."""
-        at = self.index.get(key)
-        if at is None or at >= len(self.status) or not self.status[at]:
-            return None
-        scores = {
-            name: None if value != value else value  # NaN: no score
-            for name, column in self.scores.items()
-            if at < len(column) and (value := column[at]) != _ABSENT
-        }
-        return PastCase(_STATUSES[self.status[at] - 1], scores)
+
+def _where(
+    passed: tuple[dict[str, bool], ...], why: list[int], bit: int
+) -> tuple[dict[str, bool], ...]:
+    """The runs whose flags have `bit`."""
+    return tuple(p for p, w in zip(passed, why, strict=True) if w & bit)
 
 
 class MainRecord:
-    """Main's record of each case, and of each Results it was made `of` what the reports
-    show (`past`: main's older baselines; the baseline and paired runs added with `plus`
-    are shown from their own Results)."""
+    """Main's record of each case: its older baselines as Pasts (`past`, nearest first, for
+    the reports too), and the Results folded on top with `plus`."""
 
-    __slots__ = ("_cases", "_index", "_noisy", "_statuses", "past")
+    __slots__ = ("_cases", "_folded", "_noisy", "_statuses", "past", "tables")
 
-    def __init__(self) -> None:
-        self._cases: dict[CaseKey, MainRuns] = {}
-        self._statuses: dict[CaseKey, int] = {}  # a bit per Status the case had
+    def __init__(self, tables: Tables | None = None, past: tuple[Past, ...] = ()) -> None:
+        self.tables = tables if tables is not None else Tables()
+        self.past = past
+        self._folded: _Folded | None = None
+        self._cases: dict[CaseKey, MainRuns] = {}  # folded on top of the Pasts
+        self._statuses: dict[CaseKey, int] = {}  # a bit per Status, the Pasts' included
         self._noisy: set[CaseKey] = set()  # its runs or scores disagreed in one Results
-        self._index: dict[CaseKey, int] = {}
-        self.past: tuple[Past, ...] = ()
 
     @classmethod
     def of(cls, known: Iterable[Results]) -> MainRecord:
-        """The record of these Results (main's older baselines), each folded as it comes:
-        a generator that loads them one by one never holds two."""
+        """The record of these Results (main's older baselines, nearest first), each folded
+        as it comes: a generator that loads them one by one never holds two."""
         record = cls()
         for results in known:
             record.add(results)
         return record
 
     def add(self, results: Results) -> None:
-        """Fold one more of main's older baselines into this record."""
-        self._fold(results)
-        self.past += (Past.of(results, self._index),)
+        """Keep one more of main's older baselines (the next older one) as a Past."""
+        assert not self._cases, "older baselines go below what was folded on top"
+        self.past += (Past.of(results, self.tables),)
+        self._folded = None
+
+    def extend(self, older: MainRecord) -> None:
+        """Keep the older baselines of another record too, after this one's."""
+        assert not self._cases, "older baselines go below what was folded on top"
+        if older.tables is self.tables:
+            self.past += older.past
+        else:
+            self.past += tuple(p.moved(older.tables, self.tables) for p in older.past)
+        self._folded = None
+
+    def first(self, count: int) -> MainRecord:
+        """This record with its `count` nearest older baselines only."""
+        return self if count >= len(self.past) else MainRecord(self.tables, self.past[:count])
+
+    def then(self, results: Results, count: int) -> MainRecord:
+        """The record a later baseline's pull requests read: `results` (the baseline before
+        it) as the nearest Past, then this record's, `count` in all."""
+        newest = Past.of(results, self.tables)
+        return MainRecord(self.tables, (newest, *self.past)[: max(count, 0)])
 
     def plus(self, *more: Results | None) -> MainRecord:
         """This record with `more` Results folded in too (None: nothing); this one is not
         changed."""
         if not any(r is not None for r in more):
             return self
-        record = MainRecord()
+        record = MainRecord(self.tables, self.past)
+        record._folded = self._fold_pasts()
         record._cases, record._statuses = dict(self._cases), dict(self._statuses)
-        record._noisy, record._index, record.past = set(self._noisy), self._index, self.past
+        record._noisy = set(self._noisy)
         for results in more:
             if results is not None:
                 record._fold(results)
         return record
 
+    def _fold_pasts(self) -> _Folded:
+        if self._folded is None:
+            self._folded = _Folded.of(self.past, self.tables)
+        return self._folded
+
     def _fold(self, results: Results) -> None:
         cases, statuses = self._cases, self._statuses
+        folded, keys = self._fold_pasts(), self.tables.keys
         for case in results.cases:
             key = case.key
-            cases[key] = grown(cases.get(key, NO_RUNS), case)
-            statuses[key] = statuses.get(key, 0) | 1 << _PLACE[case.status]
-            if behaviour_varies(case) or _scores_disagree(case):
+            main = cases.get(key)
+            if main is None:
+                at = keys.get(key)
+                main, was = folded.runs_at(at, self.tables.outcomes), folded.bits_at(at)
+            else:
+                was = statuses[key]
+            cases[key] = grown(main, case)
+            statuses[key] = was | 1 << PLACE[case.status]
+            if behaviour_varies(case) or scores_disagree(case):
                 self._noisy.add(key)
 
     def runs(self, key: CaseKey) -> MainRuns:
         """The case's finished runs on main (none: a case main never ran)."""
-        return self._cases.get(key, NO_RUNS)
+        found = self._cases.get(key)
+        if found is not None:
+            return found
+        if not self.past:
+            return NO_RUNS
+        return self._fold_pasts().runs_at(self.tables.keys.get(key), self.tables.outcomes)
 
     @property
     def flaky(self) -> set[CaseKey]:
         """Cases that were noisy on main: their runs disagreed, or their status changed
         between Results."""
         changed = {key for key, bits in self._statuses.items() if bits & (bits - 1)}
-        return self._noisy | changed
-
-
-def _scores_disagree(case: CaseResult) -> bool:
-    return any(len({s for s in m.runs if s is not None}) > 1 for m in case.metrics.values())
+        return set(self._fold_pasts().flaky) | self._noisy | changed

@@ -295,6 +295,12 @@ def _case_is_sane(case: CaseResult, *, turns: bool = True) -> bool:
     return _numbers_sane(numbers) and _counts_sane(counts)
 
 
+def check_id(value: str | None, where: str, display: str) -> None:
+    """Raise ResultsRefused unless `value` (None: nothing) is a sane id: bounded, with no
+    control or direction character (the checks of every id in Results)."""
+    _Checker(display).text(value, where)
+
+
 def check_text(text: str | bytes, display: str) -> None:
     """Raise ResultsRefused when the JSON text (or its UTF-8 bytes) escapes a lone
     surrogate: a high half not followed by a low one, or a low half on its own. (Raw

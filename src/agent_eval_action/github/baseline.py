@@ -23,7 +23,8 @@ from urllib.parse import quote
 
 from ..compare.loading import load_baseline
 from ..compare.record import MainRecord
-from ..compare.sanity import ResultsRefused
+from ..compare.record_file import RECORD_NAME, read_record
+from ..compare.sanity import Bounded, ResultsRefused, check_bounded
 from ..results import Results
 from . import artifacts, commits
 from .client import ArtifactExpired, GitHub, GitHubError
@@ -57,7 +58,8 @@ class BaselineFound:
     artifact_id: int | None = None
     history: list[Path] = field(default_factory=list)  # older baselines, nearest first
     older: MainRecord = field(default_factory=MainRecord)  # main's record of those
-    refused: list[str] = field(default_factory=list)  # candidates refused as not genuine
+    # candidates refused as not genuine, and a main record refused (the older ones read)
+    refused: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -118,23 +120,42 @@ def install(path: Path, what: str, *, older: bool = False) -> tuple[Results | No
 @dataclass
 class Older:
     """Main's older baselines as a walk finds them: their files, folded into main's record
-    as each is read (compare/record.py), never all loaded at once."""
+    as each is read (compare/record.py), never all loaded at once; or the main record the
+    baseline's artifact carried (`carried`: its file the one path)."""
 
     paths: list[Path] = field(default_factory=list)
     record: MainRecord = field(default_factory=MainRecord)
+    carried: bool = False
 
 
-Check = Callable[[Results, str], None]  # raises ResultsRefused: compare/sanity.py
+def carried_record(
+    path: Path, what: str, history: int, bounded: Bounded | None
+) -> Older | str | None:
+    """Main's record that came with the baseline at `path` (its `history` nearest older
+    baselines), None when there is none, or why it is refused (its file then removed)."""
+    if not path.exists():
+        return None
+    try:
+        record = read_record(path, f"{what}: {RECORD_NAME}", bounded)
+    except ResultsRefused as err:
+        path.unlink(missing_ok=True)
+        return f"{what}: its {RECORD_NAME} is refused ({err}); the older baselines are read"
+    return Older([path], record.first(history), carried=True)
 
 
 def keep_older(
-    older: Older, path: Path, results: Results, what: str, check: Check | None, skipped: list[str]
+    older: Older,
+    path: Path,
+    results: Results,
+    what: str,
+    bounded: Bounded | None,
+    skipped: list[str],
 ) -> bool:
-    """Fold an older baseline into main's record, unless `check` refuses it (then its file
-    is removed and the walk goes on)."""
-    if check is not None:
+    """Fold an older baseline into main's record, unless a score of a metric `bounded` says
+    scores within [0, 1] is outside it (then its file is removed and the walk goes on)."""
+    if bounded is not None:
         try:
-            check(results, what)
+            check_bounded(results, what, bounded)
         except ResultsRefused as err:
             path.unlink(missing_ok=True)
             skipped.append(f"{what}: refused ({err})")
@@ -318,17 +339,19 @@ class _Candidates:
             self.skipped.append(f"the artifact {self.name} of {what} has expired")
         return max(live, key=lambda a: a["id"]) if live else None
 
-    def results_of(self, run: dict[str, Any], artifact: dict[str, Any], path: Path) -> bool:
-        """Write the artifact's results.json to `path`; False when it is unusable (reason
-        kept). Raises when GitHub is down. The artifact is streamed to a scratch folder
-        beside `path` and its results.json to `path`: at 100,000 cases they are hundreds
-        of MB, never held in memory."""
+    def results_of(
+        self, run: dict[str, Any], artifact: dict[str, Any], path: Path, *, record: bool = False
+    ) -> bool:
+        """Write the artifact's results.json to `path` (with `record`, and its main record
+        beside it, when it has one); False when it is unusable (reason kept). Raises when
+        GitHub is down. The artifact is streamed to a scratch folder beside `path` and its
+        files from there: at 100,000 cases they are hundreds of MB, never held in memory."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=path.parent, prefix=".artifact-") as scratch:
             archive = Path(scratch) / "artifact.zip"
             if not self._download(run, artifact, archive):
                 return False
-            return self._extract(run, archive, Path(scratch) / "files", path)
+            return self._extract(run, archive, Path(scratch) / "files", path, record=record)
 
     def _what(self, run: dict[str, Any]) -> str:
         return f"the artifact {self.name} of run {run['id']} ({short(run['head_sha'])})"
@@ -354,10 +377,13 @@ class _Candidates:
             return False
         return True
 
-    def _extract(self, run: dict[str, Any], archive: Path, folder: Path, path: Path) -> bool:
+    def _extract(
+        self, run: dict[str, Any], archive: Path, folder: Path, path: Path, *, record: bool
+    ) -> bool:
         what = self._what(run)
+        wanted = {RESULTS_NAME, RECORD_NAME} if record else {RESULTS_NAME}
         try:
-            files = artifacts.extract_files(archive, {RESULTS_NAME}, folder, source=what)
+            files = artifacts.extract_files(archive, wanted, folder, source=what)
         except artifacts.ArtifactError as exc:
             self.skipped.append(f"artifact unreadable: {exc}")
             return False
@@ -366,6 +392,8 @@ class _Candidates:
             self.skipped.append(f"{what} has no {RESULTS_NAME} at its root (it holds {held})")
             return False
         os.replace(files[RESULTS_NAME], path)
+        if RECORD_NAME in files:
+            os.replace(files[RECORD_NAME], path.parent / RECORD_NAME)
         return True
 
 
@@ -391,13 +419,16 @@ def find_artifact_baseline(
     max_age_days: int = MAX_AGE_DAYS,
     history: int = HISTORY,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    check: Check | None = None,
+    bounded: Bounded | None = None,
 ) -> BaselineFound | NoBaseline:
     """The baseline for a PR (`head_sha` given: walk from the merge-base of `start_sha`, the
     base commit, and `head_sha`) or for a commit (walk from `start_sha` itself).
 
-    Writes the chosen Results to `dest`/results.json and up to `history` older ones beside
-    it, each folded into main's record as it is read (those `check` refuses are skipped).
+    Writes the chosen Results to `dest`/results.json. Main's record of the `history` older
+    baselines comes from the main record its artifact carries (`dest`/main-record.msgpack,
+    compare/record_file.py), else from the older baselines themselves, written beside it and
+    each folded as it is read. Either is refused where a score of a metric `bounded` says
+    scores within [0, 1] is outside it (a refused record: the older baselines are read).
     `workflow` is the workflow file name or id whose push runs upload `artifact_name`
     (None: any workflow). Raises GitHubError only when GitHub fails (5xx, unreachable, a
     rate limit longer than the client waits)."""
@@ -425,6 +456,7 @@ def find_artifact_baseline(
     candidates = _Candidates(gh, repo, artifact_name)
     found: tuple[int, str, dict[str, Any], dict[str, Any], Results] | None = None
     older = Older()
+    refused: list[str] = []  # a main record that came with the baseline and was refused
     for distance, sha in enumerate(chain):
         if (found is not None and len(older.paths) >= history) or (
             candidates.downloads >= history + 1 + SKIPPED
@@ -440,25 +472,33 @@ def find_artifact_baseline(
                     return NoBaseline(_access_reason(exc, f"the artifacts of run {run['id']}"))
                 raise
             path = baseline_path(dest, 0 if found is None else len(older.paths) + 1)
-            if artifact is None or not candidates.results_of(run, artifact, path):
+            first = found is None
+            if artifact is None or not candidates.results_of(run, artifact, path, record=first):
                 continue
             what = f"the {artifact_name} artifact of run {run['id']} ({short(sha)})"
-            results, unusable = install(path, what, older=found is not None)
+            results, unusable = install(path, what, older=not first)
             if results is None:
                 candidates.skipped.append(str(unusable))
                 continue
-            if found is None:
+            if first:
                 found = (distance, sha, run, artifact, results)
-            elif keep_older(older, path, results, what, check, candidates.skipped):
+                carried = carried_record(dest / RECORD_NAME, what, history, bounded)
+                if isinstance(carried, str):
+                    refused.append(carried)
+                elif carried is not None:
+                    older = carried
+            elif keep_older(older, path, results, what, bounded, candidates.skipped):
                 del results  # folded: let go before the next one is read
             break  # one baseline per commit
+        if older.carried:
+            break  # main's record came with the baseline
     if found is not None:
         distance, sha, run, artifact, results = found
         return BaselineFound(
             path=baseline_path(dest), sha=sha, distance=distance, results=results,
             relation=describe(sha, anchor, distance, pull=pull, what="an artifact"),
             run_id=run["id"], run_url=run.get("html_url"), artifact_id=artifact["id"],
-            history=older.paths, older=older.record,
+            history=older.paths, older=older.record, refused=refused,
         )  # fmt: skip
     return none_found(
         anchor, pull, chain, candidates.skipped,

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ..compare.sanity import Bounded
 from ..results import Results
 from .baseline import (
     HISTORY,
     MAX_COMMITS,
     SKIPPED,
     BaselineFound,
-    Check,
     NoBaseline,
     Older,
     baseline_path,
@@ -285,7 +285,7 @@ def find_branch_baseline(
     dest: Path,
     max_commits: int = MAX_COMMITS,
     history: int = HISTORY,
-    check: Check | None = None,
+    bounded: Bounded | None = None,
 ) -> BaselineFound | NoBaseline:
     """The baseline stored on the data branch for the merge-base of `start_sha` and
     `head_sha` (a PR), or for `start_sha` itself, else for the nearest ancestor that has one.
@@ -344,7 +344,7 @@ def find_branch_baseline(
             skipped.append(str(unusable))
         elif found is None:
             found = (distance, sha, results)
-        elif keep_older(older, path, results, what, check, skipped):
+        elif keep_older(older, path, results, what, bounded, skipped):
             del results  # folded: let go before the next one is read
     if found is not None:
         distance, sha, results = found

@@ -34,6 +34,7 @@ class Baseline:
     reason: str | None = None
     history: MainRecord = field(default_factory=MainRecord)
     warnings: tuple[str, ...] = ()  # for the Results: a baseline was named but is not usable
+    left_out: tuple[str, ...] = ()  # of them: a history file that was refused
 
     @property
     def known(self) -> MainRecord:
@@ -53,13 +54,31 @@ def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
         return NONE_GIVEN
     require_file(path, "--baseline")
     results, reason = load_baseline(path)
-    # folded one at a time, each let go before the next is read
-    read = (load_baseline(path, turns=False)[0] for path in history)
-    older = MainRecord.of(b for b in read if b is not None)
-    warnings: tuple[str, ...] = ()
-    if results is None:
-        warnings = (f"warning: {no_baseline_warning(reason)}",)
-    return Baseline(results, reason, older, warnings)
+    older, left_out = read_history(history)
+    unusable = (f"warning: {no_baseline_warning(reason)}",) if results is None else ()
+    return Baseline(results, reason, older, (*unusable, *left_out), tuple(left_out))
+
+
+def read_history(paths: Sequence[str]) -> tuple[MainRecord, list[str]]:
+    """Main's record of the older baselines in `paths` (nearest first): Results files, each
+    folded and let go before the next is read, and main records (`*.msgpack`, as push runs
+    store them: compare/record_file.py). One that cannot be used is left out: an unreadable
+    Results as before, a refused record with a warning."""
+    from ..compare.record_file import RECORD_SUFFIX, read_record
+    from .bounds import ResultsRefused, bounded_metric
+
+    record, warnings = MainRecord(), []
+    for path in paths:
+        if path.endswith(RECORD_SUFFIX):
+            try:
+                record.extend(read_record(Path(path), path, bounded_metric))
+            except ResultsRefused as err:
+                warnings.append(f"warning: --history {err}; left out")
+            continue
+        older = load_baseline(path, turns=False)[0]
+        if older is not None:
+            record.add(older)
+    return record, warnings
 
 
 def require_file(path: str, what: str) -> None:

@@ -169,7 +169,7 @@ def page(
     by_key = {c.key: c for c in current.cases}
     older = sorted(history.past if history else (), key=lambda p: p.created_at)
     known = [_Known(past, "") for past in older]
-    known += [_Known(Past.of(baseline, {}), "baseline")] if baseline is not None else []
+    known += [_Known(Past.of(baseline), "baseline")] if baseline is not None else []
     ordered = sorted(diff.cases, key=_rank)
     cases = tuple(
         _case(i, c, by_key.get(CaseKey(c.eval_set_id, c.eval_id)), known, current, options)
