@@ -272,7 +272,9 @@ def _compare_cases(
     family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
     confirm_runs = current.run_config.confirm_runs
     for diff, _, cur in pairs:
-        extra[id(diff)] = passes(cur, confirm.suite_round_runs(cur))
+        rounds = confirm.suite_round_runs(cur)
+        if rounds:  # most cases have none: no empty list each
+            extra[id(diff)] = passes(cur, rounds)
     for diff, base, cur in pairs:
         record = main.runs(base.key)
         confirm.settle(diff, cur, policy, record, family=family, confirm_runs=confirm_runs)
@@ -525,12 +527,19 @@ def _side_passes(
     return list(zip(*padded, strict=True))
 
 
-def _shared(
-    runs: list[tuple[float, ...]], rows: dict[tuple[float, ...], tuple[float, ...]]
-) -> list[tuple[float, ...]]:
-    """The rows, each the one tuple kept for its values: a suite's runs pass in a few ways,
-    and 100,000 cases' rows would otherwise be as many tuples of their own."""
-    return [rows.setdefault(row, row) for row in runs]
+class _Shared:
+    """One object kept for each distinct value: a row (a run's pass share per axis), a side's
+    rows, a case's pass rate on main. A suite's runs pass in a few ways, and at 100,000
+    cases each case's rows and rates would otherwise be as many objects of their own."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple, tuple] = {}
+
+    def __call__(self, value: tuple) -> tuple:
+        return self._kept.setdefault(value, value)
+
+    def side(self, runs: Sequence[tuple[float, ...]]) -> tuple[tuple[float, ...], ...]:
+        return self(tuple(self(row) for row in runs))
 
 
 class _PassRows:
@@ -613,11 +622,10 @@ def _suite_tests(
     taken again with those runs too, at its own alpha. The report's mean change is that of the
     scores."""
     axes: tuple[Axis, ...] = ("trajectory", "response")
-    strata: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
-    second: list[tuple[list[tuple[float, ...]], list[tuple[float, ...]]]] = []
+    strata: list[stats.Case] = []
+    second: list[stats.Case] = []
     rounds_ran = any(extra.values())  # else there is no second test to build rows for
-    rows: dict[tuple[float, ...], tuple[float, ...]] = {}  # one tuple per distinct pass row
-    pass_rows = _PassRows()
+    shared, pass_rows = _Shared(), _PassRows()
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
     rates: dict[Axis, list[tuple[float, int, int]]] = {axis: [] for axis in axes}
     for case in cases:
@@ -633,19 +641,19 @@ def _suite_tests(
         if _known_deterministic(case, record):  # judged on its own, like any certain change
             continue
         names = {axis: [m.metric for m in family[axis]] for axis in axes}
-        on_main = _shared(
-            pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline"), rows
+        on_main = shared.side(
+            pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline")
         )
-        here = _shared(_side_passes(family, axes, "current"), rows)
+        here = shared.side(_side_passes(family, axes, "current"))
         sampled, more = on_main, here
         if rounds_ran:
-            sampled = _shared(pass_rows(record.sampled, names), rows) or on_main
-            more = here + _shared(pass_rows(extra.get(id(case), []), names), rows)
+            sampled = shared.side(pass_rows(record.sampled, names)) or on_main
+            more = here + shared.side(pass_rows(extra.get(id(case), []), names))
             second.append((sampled, more))
         for i, axis in enumerate(axes):
             if family[axis] and on_main and here:
                 rate = sum(row[i] for row in on_main) / len(on_main)
-                rates[axis].append((rate, len(on_main), len(here)))
+                rates[axis].append(shared((rate, len(on_main), len(here))))
         strata.append((on_main, here))
         for i, axis in enumerate(axes):
             if family[axis] and len({row[i] for row in sampled + more}) > 1:  # it can weigh

@@ -65,23 +65,36 @@ def stratified_shift_p(cases: Sequence[Case], axes: Sequence[str]) -> dict[str, 
     A case with no run on a side, or whose runs are all alike, cannot move under shuffling
     and is left out.
     """
-    groups: dict[tuple[int, int], list[list[Sequence[float]]]] = {}
-    for base, cur in cases:
+    groups: dict[tuple[int, int], list[Case]] = {}  # by (baseline runs, current runs)
+    for case in cases:
+        base, cur = case
         if len(base) and len(cur):
-            groups.setdefault((len(base), len(cur)), []).append([*base, *cur])
+            groups.setdefault((len(base), len(cur)), []).append(case)
     drop = np.zeros(len(axes))
     covariance = np.zeros((len(axes), len(axes)))
+    # the cases that can move, kept for shuffling only while there are few enough to need
+    # it: past SKEWED_LIMIT_CASES the normal limit decides whatever their shape
     informative: list[tuple[int, np.ndarray]] = []
-    for (n_base, _), members in groups.items():
-        pooled = np.array(members, dtype=float).reshape(len(members), -1, len(axes))
+    moving, lopsided = 0, False
+    for (n_base, n_current), members in groups.items():
+        values = (v for base, cur in members for run in (*base, *cur) for v in run)
+        count = len(members) * (n_base + n_current) * len(axes)
+        pooled = np.fromiter(values, float, count).reshape(len(members), -1, len(axes))
         moments = drop_moments(pooled, n_base)
         drop += moments[0].sum(axis=0)
         covariance += moments[1].sum(axis=0)
-        informative.extend((n_base, runs) for runs in pooled[moments[2]])
-    if not informative:
+        here = int(moments[2].sum())
+        if not here:
+            continue
+        moving += here
+        lopsided = lopsided or min(n_base, n_current) == 1
+        if moving < SKEWED_LIMIT_CASES:
+            informative.extend((n_base, runs) for runs in pooled[moments[2]])
+        else:
+            informative = []
+    if not moving:
         return dict.fromkeys(axes, 1.0)
-    lopsided = any(min(n_base, len(runs) - n_base) == 1 for n_base, runs in informative)
-    if len(informative) >= (SKEWED_LIMIT_CASES if lopsided else NORMAL_LIMIT_CASES):
+    if moving >= (SKEWED_LIMIT_CASES if lopsided else NORMAL_LIMIT_CASES):
         p_values = max_t_p(drop, covariance)
     else:
         p_values = _shuffle_p(informative, drop, covariance)
