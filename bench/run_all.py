@@ -275,8 +275,8 @@ def records(cases: int, quick: bool) -> list[list[str]]:
     jobs = (
         (0, "1" if quick else "3", f"  the comment job (mode comment, fake GitHub) on a "
          f"{LARGE_CASES:,}-case PR run: the whole action process"),
-        (HISTORY, "1", f"  the same, with {HISTORY} older baselines on main (the action's "
-         "default history, in main's record beside the baseline), one run"),
+        (HISTORY, "1" if quick else "3", f"  the same, with {HISTORY} older baselines on "
+         "main (the action's default history, in main's record beside the baseline)"),
     )  # fmt: skip
     for history, runs, label in jobs:
         comment = _bench(

@@ -99,7 +99,10 @@ def test_each_push_run_passes_on_the_record_with_its_baseline_first_and_history_
     passed_on = record.then(older[0], 3)
     assert [p.source.sha for p in passed_on.past] == ["main0", "main1", "main2"]
     _same(passed_on, MainRecord.of(older[:3]))
-    assert record.then(older[0], 0).past == ()
+    nothing = record.then(older[0], 0)  # history 0: a record of no older baseline
+    assert nothing.past == ()
+    stored = msgspec.msgpack.decode(encoded(nothing))
+    assert (stored["cases"], stored["past"]) == ([], [])
 
 
 def test_a_case_no_kept_older_baseline_has_leaves_the_stored_record():

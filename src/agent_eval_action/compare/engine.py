@@ -543,33 +543,44 @@ class _Shared:
 
 
 class _PassRows:
-    """Per run that scored every metric tested, its pass share per axis. A run's pass
-    mapping is shared by the runs that passed alike (compare/evidence.passes), and a case
-    has main's runs of every older baseline: the row of a mapping is worked out once per
-    set of metrics tested, not once per run (at 100,000 cases with ten older baselines,
-    over a million runs)."""
+    """Main's side of a case in the suite test: per run that scored every metric tested, its
+    pass share per axis, as one shared tuple. A run's pass mapping is shared by the runs that
+    passed alike (compare/evidence.passes), and a case has main's runs of every older
+    baseline: a row is worked out once per mapping and set of metrics tested, and a side
+    once per sequence of mappings (at 100,000 cases with ten older baselines, over a million
+    runs, in a few dozen sequences)."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: _Shared) -> None:
+        self.shared = shared
         # (id of the mapping, metrics tested) -> (the mapping, kept alive; its row)
-        self._rows: dict[tuple[int, tuple], tuple[dict[str, bool], tuple[float, ...] | None]] = {}
+        self._rows: dict[tuple[int, Tested], tuple[dict[str, bool], tuple[float, ...] | None]] = {}
+        # (ids of the mappings, metrics tested) -> (the mappings, kept alive; the side)
+        self._sides: dict[tuple[tuple[int, ...], Tested], tuple[Sequence, tuple]] = {}
 
-    def __call__(
-        self, runs: Sequence[dict[str, bool]], names: Mapping[Axis, list[str]]
-    ) -> list[tuple[float, ...]]:
-        tested = tuple(tuple(metrics) for metrics in names.values())
+    def side(
+        self, runs: Sequence[dict[str, bool]], tested: Tested
+    ) -> tuple[tuple[float, ...], ...]:
+        key = (tuple(map(id, runs)), tested)
+        found = self._sides.get(key)
+        if found is None:
+            found = self._sides[key] = (runs, self.shared.side(self._rows_of(runs, tested)))
+        return found[1]
+
+    def _rows_of(self, runs: Sequence[dict[str, bool]], tested: Tested) -> list[tuple[float, ...]]:
         rows = []
         for passed in runs:
             found = self._rows.get((id(passed), tested))
-            if found is None or found[0] is not passed:
+            if found is None:
                 found = self._rows[(id(passed), tested)] = (passed, _pass_row(passed, tested))
             if found[1] is not None:
                 rows.append(found[1])
         return rows
 
 
-def _pass_row(
-    passed: dict[str, bool], tested: tuple[tuple[str, ...], ...]
-) -> tuple[float, ...] | None:
+Tested = tuple[tuple[str, ...], ...]  # per axis, the metrics the suite test weighs
+
+
+def _pass_row(passed: dict[str, bool], tested: Tested) -> tuple[float, ...] | None:
     """The run's pass share per axis, None unless it scored every metric tested."""
     if not all(name in passed for metrics in tested for name in metrics):
         return None
@@ -625,7 +636,9 @@ def _suite_tests(
     strata: list[stats.Case] = []
     second: list[stats.Case] = []
     rounds_ran = any(extra.values())  # else there is no second test to build rows for
-    shared, pass_rows = _Shared(), _PassRows()
+    shared = _Shared()
+    pass_rows = _PassRows(shared)
+    rate_of: dict[int, list[float]] = {}  # id(a shared side) -> its pass rate per axis
     deltas: dict[Axis, list[float]] = {axis: [] for axis in axes}
     rates: dict[Axis, list[tuple[float, int, int]]] = {axis: [] for axis in axes}
     for case in cases:
@@ -640,20 +653,24 @@ def _suite_tests(
         record = main.runs(_base_key(case))
         if _known_deterministic(case, record):  # judged on its own, like any certain change
             continue
-        names = {axis: [m.metric for m in family[axis]] for axis in axes}
-        on_main = shared.side(
-            pass_rows(record.recorded, names) or _side_passes(family, axes, "baseline")
+        weighed = tuple(tuple(m.metric for m in family[axis]) for axis in axes)
+        on_main = pass_rows.side(record.recorded, weighed) or shared.side(
+            _side_passes(family, axes, "baseline")
         )
         here = shared.side(_side_passes(family, axes, "current"))
         sampled, more = on_main, here
         if rounds_ran:
-            sampled = shared.side(pass_rows(record.sampled, names)) or on_main
-            more = here + shared.side(pass_rows(extra.get(id(case), []), names))
+            sampled = pass_rows.side(record.sampled, weighed) or on_main
+            more = here + pass_rows.side(extra.get(id(case), []), weighed)
             second.append((sampled, more))
-        for i, axis in enumerate(axes):
-            if family[axis] and on_main and here:
-                rate = sum(row[i] for row in on_main) / len(on_main)
-                rates[axis].append(shared((rate, len(on_main), len(here))))
+        if on_main and here:
+            rate = rate_of.get(id(on_main))
+            if rate is None:
+                columns = zip(*on_main, strict=True)
+                rate = rate_of[id(on_main)] = [sum(c) / len(on_main) for c in columns]
+            for i, axis in enumerate(axes):
+                if family[axis]:
+                    rates[axis].append(shared((rate[i], len(on_main), len(here))))
         strata.append((on_main, here))
         for i, axis in enumerate(axes):
             if family[axis] and len({row[i] for row in sampled + more}) > 1:  # it can weigh
