@@ -304,6 +304,22 @@ def test_the_main_record_carried_with_the_baseline_replaces_walking_for_older_on
     assert found.refused == []
 
 
+def test_the_record_of_a_candidate_whose_results_are_unusable_is_never_used(
+    gh: GitHub, github_fake, graph, tmp_path: Path
+) -> None:
+    main = graph["main"]
+    for sha in (main[4], main[3], main[1]):
+        push_run(github_fake, sha)
+    record = encoded(MainRecord.of([results(case("c1", {"tool_trajectory_avg_score": [1.0]}))]))
+    broken = {"results.json": b"{not json", RECORD_NAME: record}
+    push_run(github_fake, main[5], zipped(broken))
+    found = find(gh, graph, tmp_path, history=2)
+    assert isinstance(found, BaselineFound) and found.sha == main[4]
+    # main[4]'s artifact has no record: its older baselines are walked to, not main[5]'s
+    assert [p.source.sha for p in found.older.past] == [main[3], main[1]]
+    assert left_in(tmp_path / "baseline") == ["history-1.json", "history-2.json", "results.json"]
+
+
 def test_a_carried_record_that_is_refused_is_said_and_the_older_baselines_are_read(
     gh: GitHub, github_fake, graph, tmp_path: Path
 ) -> None:

@@ -171,6 +171,11 @@ TAMPERED = {
     "a control character": (_set("cases.0.1", "c\u202e1"), "control character"),
     "a case twice": (lambda s: s["cases"].__setitem__(1, s["cases"][0]), "twice"),
     "a pass rate over 100": (_set("past.0.rates.trajectory", 150.0), "pass rate"),
+    "a time without its zone": (_set("past.0.created_at", "2026-12-01T10:00:00"), "not a main"),
+    "an axis without its pass rate": (
+        lambda s: s["past"][0]["rates"].pop("response"),
+        "pass rates for",
+    ),
     "a score out of range": (
         lambda s: s["past"][0]["scores"].update(
             {T: b"\x00\x00\x00\x00\x00\x00\xf8\x3f" * len(s["past"][0]["status"])}

@@ -12,7 +12,6 @@ baselines themselves.
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +21,7 @@ import numpy as np
 from ..core import AXES, Axis, CaseKey
 from ..errors import InputError
 from ..files import read_bytes, replacing
-from ..results import Source
+from ..results import Instant, Source
 from .loading import MAX_RESULTS_BYTES
 from .past import ABSENT, DIGEST, STATUSES, Past, Tables
 from .record import MainRecord
@@ -37,7 +36,7 @@ MAX_RUNS = 1_000_000  # runs of one case in one Results
 
 class _StoredPast(msgspec.Struct, forbid_unknown_fields=True):
     source: Source
-    created_at: datetime
+    created_at: Instant  # with its time zone, as Results have it
     rates: dict[str, float | None]
     status: bytes  # uint8 per case: 0 absent, else 1 + the Status's place
     runs: bytes  # int32 per case
@@ -152,6 +151,8 @@ class _Reader:
         where = f"older baseline {n}"
         for field in msgspec.structs.astuple(stored.source):
             self.text(field, f"{where}: source")
+        if sorted(stored.rates) != sorted(AXES):
+            raise self.refuse(f"{where}: pass rates for {sorted(stored.rates)}, not {list(AXES)}")
         rates: dict[Axis, float | None] = {}
         for axis, rate in stored.rates.items():
             if axis not in AXES or (rate is not None and not 0.0 <= rate <= 100.0):

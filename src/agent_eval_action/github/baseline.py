@@ -479,6 +479,7 @@ def find_artifact_baseline(
             results, unusable = install(path, what, older=not first)
             if results is None:
                 candidates.skipped.append(str(unusable))
+                (dest / RECORD_NAME).unlink(missing_ok=True)  # came with unusable Results
                 continue
             if first:
                 found = (distance, sha, run, artifact, results)
