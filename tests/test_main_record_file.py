@@ -5,6 +5,7 @@ exactly; and, coming from an artifact, anything wrong in it must refuse it in on
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -110,6 +111,28 @@ def test_a_case_no_kept_older_baseline_has_leaves_the_stored_record():
     record = MainRecord.of([results(case("kept", {T: [1.0]}), sha="main1"), gone])
     stored = msgspec.msgpack.decode(encoded(record.first(1)))
     assert stored["cases"] == [["s", "kept"]]
+
+
+def test_a_case_listed_twice_in_an_older_baseline_counts_once_and_misplaces_nothing():
+    older = results(
+        case("twice", {T: [1.0, 0.0]}, ["a", "b"]),
+        case("other", {T: [1.0]}),
+        case("twice", {T: [0.0]}),
+    )
+    record = MainRecord.of([older])
+    assert record.runs(CaseKey("s", "twice")).runs == 2  # the first of the two
+    assert record.runs(CaseKey("s", "other")).failures(T) == (0, 1)
+    back = read_record_bytes(encoded(record))
+    _same(back, record)
+
+
+def read_record_bytes(data: bytes) -> MainRecord:
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"record-{os.getpid()}.msgpack"
+    path.write_bytes(data)
+    try:
+        return read_record(path, RECORD_NAME)
+    finally:
+        path.unlink()
 
 
 def test_records_with_their_own_numbering_join_as_if_folded_together(tmp_path):

@@ -138,6 +138,8 @@ class Past:
         why: list[int] = []
         owner: list[int] = []  # each run's case's place
         for at, case in zip(places, results.cases, strict=True):
+            if status[at]:
+                continue  # a case listed twice: its first counts (the columns hold one)
             status[at] = 1 + PLACE[case.status]
             for name, metric in case.metrics.items():
                 column = scores.get(name)
