@@ -185,6 +185,10 @@ TAMPERED = {
         lambda s: s["past"][0].update(status=b"\x09" + s["past"][0]["status"][1:]),
         "status",
     ),
+    "runs of an absent case": (
+        lambda s: s["past"][0].update(status=b"\x00" + s["past"][0]["status"][1:]),
+        "runs of a case it does not have",
+    ),
     "more cases than listed": (_set("past.0.status", b"\x01" * 99), "more than the record"),
     "an outcome out of range": (lambda s: s["outcomes"].clear(), "outcome"),
     "flags out of range": (

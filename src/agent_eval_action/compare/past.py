@@ -30,7 +30,6 @@ ABSENT = float("-inf")  # a metric the case did not have (a score is finite, or 
 RECORDED, SAMPLED = 1, 2  # a run's bits in `why`
 DIGEST = 32  # bytes of a behaviour's digest; all zero: the runs did not all do the same
 _PREFIX = "sha256:"
-_NO_DIGEST = bytes(DIGEST)
 
 
 def digest(fingerprint: str) -> bytes:
@@ -146,7 +145,7 @@ class Past:
                 if column is None:
                     column = scores[name] = np.full(size, ABSENT)
                 column[at] = np.nan if metric.score is None else metric.score
-            noisy[at] = behaviour_varies(case) or scores_disagree(case)
+            noisy[at] = noisy_case(case)
             kept = kept_runs(case)
             if not kept:
                 continue
@@ -218,9 +217,12 @@ class Past:
         return PastCase(STATUSES[self.status[at] - 1], scores)
 
 
-def scores_disagree(case: CaseResult) -> bool:
-    """Whether the case's runs got different scores on some metric."""
-    return any(len({s for s in m.runs if s is not None}) > 1 for m in case.metrics.values())
+def noisy_case(case: CaseResult) -> bool:
+    """Whether one Results saw the case disagree with itself: its finished runs did
+    different things, or got different scores on some metric."""
+    return behaviour_varies(case) or any(
+        len({s for s in m.runs if s is not None}) > 1 for m in case.metrics.values()
+    )
 
 
 __all__ = ["ABSENT", "DIGEST", "Past", "PastCase", "Tables", "digest", "fingerprint"]

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..core import CaseKey
 from ..results import Results
-from .divergence import behaviour_varies
 from .evidence import NO_RUNS, MainRuns, grown
 from .past import (
     DIGEST,
@@ -35,8 +34,8 @@ from .past import (
     PastCase,
     Tables,
     fingerprint,
+    noisy_case,
     pass_rates,
-    scores_disagree,
 )
 
 __all__ = ["MainRecord", "Past", "PastCase", "pass_rates"]
@@ -209,7 +208,7 @@ class MainRecord:
                 was = statuses[key]
             cases[key] = grown(main, case)
             statuses[key] = was | 1 << PLACE[case.status]
-            if behaviour_varies(case) or scores_disagree(case):
+            if noisy_case(case):
                 self._noisy.add(key)
 
     def runs(self, key: CaseKey) -> MainRuns:

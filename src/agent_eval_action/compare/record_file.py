@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..files import read_bytes, replacing
 from ..results import Instant, Source
 from .loading import MAX_RESULTS_BYTES
-from .past import ABSENT, DIGEST, STATUSES, Past, Tables
+from .past import ABSENT, DIGEST, RECORDED, SAMPLED, STATUSES, Past, Tables
 from .record import MainRecord
 from .sanity import MAX_COUNT, MAX_MAGNITUDE, Bounded, ResultsRefused, check_id
 
@@ -154,31 +154,22 @@ class _Reader:
         if sorted(stored.rates) != sorted(AXES):
             raise self.refuse(f"{where}: pass rates for {sorted(stored.rates)}, not {list(AXES)}")
         rates: dict[Axis, float | None] = {}
-        for axis, rate in stored.rates.items():
-            if axis not in AXES or (rate is not None and not 0.0 <= rate <= 100.0):
+        for axis in AXES:
+            rate = rates[axis] = stored.rates[axis]
+            if rate is not None and not 0.0 <= rate <= 100.0:
                 raise self.refuse(f"{where}: a pass rate {axis!r}: {rate!r}")
-            rates[axis] = rate
         size = len(stored.status)
         if size > len(tables.keys):
             raise self.refuse(f"{where}: {size} cases, more than the record's")
-        status = self.column(stored.status, "u1", size, where, "status")
-        if int(status.max(initial=0)) > len(STATUSES):
-            raise self.refuse(f"{where}: a status out of range")
-        runs = self.column(stored.runs, "<i4", size, where, "runs").astype(np.int32, copy=False)
-        if runs.size and (runs.min() < 0 or runs.max() > MAX_RUNS or (runs[status == 0] > 0).any()):
-            raise self.refuse(f"{where}: a count of runs out of range")
+        status = self.column(stored.status, "u1", size, where, "status", most=len(STATUSES))
+        runs = self.column(stored.runs, "<i4", size, where, "count of runs", most=MAX_RUNS)
+        if (runs[status == 0] > 0).any():
+            raise self.refuse(f"{where}: runs of a case it does not have")
         total = int(runs.sum(dtype=np.int64))
-        outcome = self.column(stored.outcome, "<i4", total, where, "outcome").astype(
-            np.int32, copy=False
-        )
-        if outcome.size and (outcome.min() < 0 or outcome.max() >= len(tables.outcomes)):
-            raise self.refuse(f"{where}: a run's outcome out of range")
-        why = self.column(stored.why, "u1", total, where, "why")
-        if int(why.max(initial=0)) > 3:
-            raise self.refuse(f"{where}: a run's flags out of range")
-        noisy = self.column(stored.noisy, "u1", size, where, "noisy")
-        if int(noisy.max(initial=0)) > 1:
-            raise self.refuse(f"{where}: a noisy flag out of range")
+        last = len(tables.outcomes) - 1
+        outcome = self.column(stored.outcome, "<i4", total, where, "run's outcome", most=last)
+        why = self.column(stored.why, "u1", total, where, "run's flags", most=RECORDED | SAMPLED)
+        noisy = self.column(stored.noisy, "u1", size, where, "noisy flag", most=1)
         sole = self.column(stored.sole, "u1", size * DIGEST, where, "sole").reshape(size, DIGEST)
         scores = {name: self.scores(name, raw, size, where) for name, raw in stored.scores.items()}
         return Past(
@@ -195,13 +186,20 @@ class _Reader:
             tables.keys,
         )
 
-    def column(self, raw: bytes, dtype: str, length: int, where: str, name: str) -> np.ndarray:
+    def column(
+        self, raw: bytes, dtype: str, length: int, where: str, name: str, most: int | None = None
+    ) -> np.ndarray:
+        """The column of `length` values, each from 0 to `most` when given; read-only,
+        over the decoded bytes (no copy)."""
         width = np.dtype(dtype).itemsize
         if len(raw) != length * width or length > MAX_COUNT:
             raise self.refuse(
                 f"{where}: its {name} column has {len(raw)} bytes, not {length * width}"
             )
-        return np.frombuffer(raw, dtype)  # read-only, over the decoded bytes: no copy
+        values = np.frombuffer(raw, dtype)
+        if most is not None and values.size and (values.min() < 0 or values.max() > most):
+            raise self.refuse(f"{where}: a {name} out of range")
+        return values
 
     def scores(self, name: str, raw: bytes, size: int, where: str) -> np.ndarray:
         self.text(name, f"{where}: a metric name")
