@@ -7,6 +7,7 @@ with `UPDATE_GOLDEN=1 python -m pytest tests/test_report_markdown.py` and review
 from __future__ import annotations
 
 import os
+import random
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,7 +18,7 @@ from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
 
 from agent_eval_action.compare import compare
 from agent_eval_action.report import budget, markdown, render, sections
-from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, fit, size
+from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, Note, fit, size
 from agent_eval_action.report.cuts import (
     DIVERGENCES,
     EVAL_SETS,
@@ -283,9 +284,20 @@ def test_fit_weighs_every_item_whose_text_could_shrink_enough():
     assert text == "x" * 15_000  # 100 items of 150 characters
 
 
+LIMITS = (3_000, 8_000, 20_000, markdown.COMMENT_LIMIT, 150_000, 300_000, 700_000)
+
+
+def reports(diff, current) -> list[str]:
+    return [
+        *(markdown.comment(diff, current, limit=limit) for limit in LIMITS),
+        *(markdown.summary(diff, current, limit=limit) for limit in LIMITS),
+        *markdown.check_parts(diff, current),
+    ]
+
+
 def test_a_report_weighed_in_part_is_the_report_weighed_in_full(big, monkeypatch):
-    """The first render's early stop changes nothing: each report of a 5,000-case diff is
-    the one planned from a render that weighed every item."""
+    """The first render's early stop changes nothing: each report of a 5,000-case diff, at
+    limits from 3 KB to 700 KB, is the one planned from a render that weighed every item."""
     diff, current = big
     meters: list[Meter] = []
 
@@ -294,21 +306,126 @@ def test_a_report_weighed_in_part_is_the_report_weighed_in_full(big, monkeypatch
         return meters[-1]
 
     monkeypatch.setattr(budget, "Meter", kept)
-    made = [
-        markdown.comment(diff, current),
-        markdown.comment(diff, current, limit=8_000),
-        markdown.summary(diff, current, limit=300_000),
-        *markdown.check_parts(diff, current),
-    ]
-    first = meters[0].sections  # the comment's first render: it stopped early
+    made = reports(diff, current)
+    first = meters[0].sections  # the comment's first render at 3 KB: it stopped early
     assert any(len(m.items[c]) < m.totals[c] for m in first for c in m.items)
+    # the rows of the other cases are cut first: with the regression rows alone over the
+    # limit, none of them is rendered to be weighed
+    others = [m.items[OTHERS] for m in first if OTHERS in m.items]
+    assert others and not any(others)
     monkeypatch.setattr(budget, "Meter", lambda *args: Meter())  # no limit: weigh all
-    assert made == [
-        markdown.comment(diff, current),
-        markdown.comment(diff, current, limit=8_000),
-        markdown.summary(diff, current, limit=300_000),
-        *markdown.check_parts(diff, current),
-    ]
+    assert made == reports(diff, current)
+
+
+def test_leaving_out_rows_never_brings_in_a_later_block():
+    """With `fail-on: threshold`, the failing cases are cut after the other cases: a plan
+    that leaves out the improvements (and their first divergent turns) keeps the still
+    failing cases' blocks at the count it planned, never more (it once took the places of
+    the improvements' blocks, and the report came out over the limit)."""
+    before, after = [], []
+    long = "a fairly long agent answer that goes on " * 5
+    for i in range(120):  # improved trajectories, answers failing on both sides
+        name = f"better_{i:03d}"
+        before.append(case(name, {T: [0.0], R: [0.1]}, [f"old {i}"], eval_set_id="a", line=i))
+        after.append(case(name, {T: [1.0], R: [0.1]}, [f"{long}{i}"], eval_set_id="a", line=i))
+    for i in range(120):
+        name = f"failing_{i:03d}"
+        before.append(case(name, {T: [0.0]}, [f"old {i}"], eval_set_id="b", line=i))
+        after.append(case(name, {T: [0.0]}, [f"{long}x{i}"], eval_set_id="b", line=i))
+    diff, current = pair(before, after, fail_on=("regression", "threshold"))
+    assert size(markdown.summary(diff, current)) > 200_000
+    for limit in range(47_385, 51_500, 211):  # seven of these came out over the limit
+        for kind in ("comment", "summary"):
+            text = getattr(markdown, kind)(diff, current, limit=limit)
+            assert size(text) <= limit
+
+
+class Sized:
+    """A listed item with a text the budget can shorten: `fixed` bytes and a text of
+    `chars` characters."""
+
+    def __init__(self, name: str, fixed: int, chars: int) -> None:
+        self.name, self.fixed, self.chars = name, fixed, chars
+
+    def text_bytes(self, chars: int) -> int:
+        return min(chars, self.chars)
+
+    def render(self, chars: int) -> str:
+        return f"[{self.name}{'.' * self.fixed}{'t' * min(chars, self.chars)}]"
+
+
+def random_report(seed: int):
+    """A report of a few sections, as the real one is built: rows of cuts dropped at
+    different steps, and blocks that belong to rows (a `follows` cut, counted `across`
+    the sections): a row left out takes its block along. Returns the render and the
+    steps."""
+    rng = random.Random(seed)
+    rows = [Cut(f"rows{d}", drop=d, one="row") for d in (0, 2, 7)]
+    blocks = Cut("blocks", drop=5, one="block", across=True, follows=True)
+    text = Cut("text", drop=4, chars=True)
+    plan = []
+    for s in range(rng.randint(1, 5)):
+        cut = rng.choice(rows)
+        items = [
+            Sized(f"{s}.{i}", rng.randint(0, 60), rng.choice((0, 5, 300)))
+            for i in range(rng.randint(0, 40))
+        ]
+        plan.append((cut, items, rng.random() < 0.5))
+
+    def render(detail: Detail, meter: Meter) -> str:
+        done = 0  # blocks shown in the sections before, as `across` counts them
+        texts = []
+        for cut, items, with_blocks in plan:
+            listed = Listing.of(cut, items, detail)
+            limit = detail.limit(blocks)
+            # a block per listed row, counted in the full report's order (report/view.py)
+            numbered = list(enumerate(listed.items, start=done)) if with_blocks else []
+            owned = tuple(b for n, b in numbered if limit is None or n < limit)
+            block_list = Listing(blocks, owned, len(numbered))
+            done += len(items) if with_blocks else 0
+
+            def section(listed=listed, block_list=block_list) -> str:
+                out = [f"<{listed.cut.name}>"]
+                for item in listed.items:
+                    out.append(meter.item(listed, item, caller=lambda i=item: i.render(9)))
+                out.append(meter.more(listed, caller=lambda left: f"({left} more)"))
+                for item in block_list.items:
+                    chars = detail.text_chars
+                    out.append(meter.item(block_list, item, caller=lambda i=item: i.render(chars)))
+                out.append(meter.more(block_list, caller=lambda left: f"({left} blocks)"))
+                return "".join(out)
+
+            def empty(cut=cut, total=len(items)) -> tuple[int, dict]:
+                line = f"<{cut.name}>({total} more)" if total else f"<{cut.name}>"
+                return size(line), {cut: total}
+
+            texts.append(meter.section((cut, blocks, text), section, empty))
+        note = Note(omitted={}, minimal=detail.minimal, hint="")
+        return "".join(texts) + meter.note(note, caller=lambda omitted: "✂️" * 4)
+
+    return render, sorted({*rows, blocks, text}, key=lambda cut: cut.drop)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fit_weighs_in_part_and_plans_as_if_it_had_weighed_all(seed, monkeypatch):
+    """On random reports at random limits, the first render's early stop (by each list's
+    own items, the items of cuts dropped later, and `across` counts) changes no plan."""
+    render, steps = random_report(seed)
+    rng = random.Random(seed)
+    limits = [rng.randint(20, 3_000) for _ in range(12)]
+    start = Detail(text_chars=300)
+    fitted = []
+    for limit in limits:
+        try:
+            fitted.append(fit(render, limit, start, steps))
+        except ValueError as err:  # even the minimal report is over the limit
+            fitted.append(str(err))
+    monkeypatch.setattr(budget, "Meter", lambda *args: Meter())  # no limit: weigh all
+    for limit, made in zip(limits, fitted, strict=True):
+        try:
+            assert fit(render, limit, start, steps) == made
+        except ValueError as err:
+            assert str(err) == made
 
 
 def test_fit_falls_back_to_the_minimal_report():

@@ -50,6 +50,7 @@ class Cut:
     drop: int  # the order of the budget's steps: 0 is cut first
     one: str = ""  # the ✂️ note counts dropped items as `one` (plural: + "s")
     across: bool = False  # one count over all sections together, in their order
+    follows: bool = False  # its items belong to other lists' items: go when those are dropped
     chars: bool = False  # the characters of each text (Detail.text_chars), not items
 
 
@@ -139,7 +140,9 @@ class Meter:
     Given the `limit` a plan must fit and the `text_chars` the render starts from, it
     stops rendering a list's items (prints nothing for them) once the items it measured
     take more than the limit even with every text at its shortest: no plan can show
-    another, so a 100,000-case report renders the few hundred that matter, not all.
+    another, so a 100,000-case report renders the few hundred that matter, not all. Those
+    it measured of the cuts dropped later count too, and an `across` cut's items count
+    over all sections together (`_beyond`).
     """
 
     def __init__(self, limit: int | None = None, text_chars: int | None = None) -> None:
@@ -148,6 +151,7 @@ class Meter:
         self.limit = limit
         self.text_chars = text_chars  # None: no plan shortens a text
         self.texts: dict[int, int] = {}  # bytes of each measured text at text_chars, by id
+        self.floor: dict[Cut, int] = {}  # Measured.floor over all sections so far
 
     def section(self, cuts: tuple[Cut, ...], render: Callable[[], str], empty: Empty) -> str:
         """A section of the report as `render` renders it, measured, with the cuts it
@@ -167,14 +171,29 @@ class Meter:
         any plan can show)."""
         section, cut = self.sections[-1], self._cut(listing.cut)
         section.totals[cut] = listing.total
-        if self.limit is not None and section.floor.get(cut, 0) > self.limit:
+        measured = section.items.setdefault(cut, [])
+        if self._beyond(cut, section):
             return ""
         text = caller()
         shortens = item if isinstance(item, Shortens) else None
         bytes_ = size(text)
-        section.items.setdefault(cut, []).append((bytes_, shortens))
-        section.floor[cut] = section.floor.get(cut, 0) + bytes_ - self._shortest(shortens)
+        measured.append((bytes_, shortens))
+        least = bytes_ - self._shortest(shortens)
+        section.floor[cut] = section.floor.get(cut, 0) + least
+        self.floor[cut] = self.floor.get(cut, 0) + least
         return text
+
+    def _beyond(self, cut: Cut, section: Measured) -> bool:
+        """Whether no plan that fits can show another item of `cut` here: a plan shows a
+        list's items in order (an `across` cut's over all sections), and one that shows
+        any item of `cut` shows every item of the cuts it drops later (those of a
+        `follows` cut aside, which dropped rows take along); so the floors of those items
+        and of this list's so far are the least such a plan takes."""
+        if self.limit is None:
+            return False
+        least = (self.floor if cut.across else section.floor).get(cut, 0)
+        least += sum(f for c, f in self.floor.items() if c.drop > cut.drop and not c.follows)
+        return least > self.limit
 
     def _shortest(self, text: Shortens | None) -> int:
         """How many bytes an item's text can lose at most: from its bytes at text_chars

@@ -4,12 +4,16 @@ grouped into the lists the report shows (before the size budget cuts any of them
 A regressed case is listed under each axis it regressed on, worst first, and nowhere
 else; every other case is listed by its change, and once more under flaky when the Diff
 says it is (`CaseDiff.flaky`: its runs disagree, or its change was judged against noise),
-so the report and the Diff's JSON agree.
+so the report and the Diff's JSON agree. A case's first divergent turn is shown by one of
+these lists (`Report.blocks`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
 
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
 from ..core import AXES, Axis, CaseKey
@@ -61,6 +65,14 @@ class EvalSetRow:
     improved: int = 0
     still_failing: int = 0
     not_comparable: int = 0
+
+
+class Block(NamedTuple):
+    """A case's first divergent turn, as a list shows it."""
+
+    number: int  # in the order of the full report's blocks (the budget counts them so)
+    row: int  # the case's row in the list
+    case: CaseDiff
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,36 @@ class Report:
             tuple(flaky),
             tuple(EvalSetRow(name, *counts) for name, counts in tallies.items()),
         )
+
+    @cached_property
+    def blocks(self) -> Mapping[str, tuple[Block, ...]]:
+        """The cases with a first divergent turn by the list that shows it (an axis, or
+        improvements, still_failing, not_comparable, flaky): the first list in the report
+        that has the case, or flaky for a case listed nowhere else."""
+        places: list[tuple[str, tuple[CaseDiff, ...]]] = [
+            *self.regressed.items(),
+            ("improvements", self.improvements),
+            ("still_failing", self.still_failing),
+            ("not_comparable", self.not_comparable),
+            ("flaky", self.flaky),
+        ]
+        placed: set[CaseKey] = set()
+        blocks: dict[str, tuple[Block, ...]] = {}
+        for place, cases in places:
+            mine = []
+            for row, case in enumerate(cases):
+                if case.divergence is None or (place == "flaky" and not _only_flaky(case)):
+                    continue
+                if (found := key(case)) not in placed:
+                    placed.add(found)
+                    mine.append(Block(len(placed) - 1, row, case))
+            blocks[place] = tuple(mine)
+        return blocks
+
+
+def _only_flaky(case: CaseDiff) -> bool:
+    """Listed under flaky alone (its change puts it in no other list)."""
+    return case.change == Change.UNCHANGED and not any(a in REGRESSIONS for a in case.axes.values())
 
 
 def _worst_first(cases: list[CaseDiff], axis: Axis) -> tuple[CaseDiff, ...]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Generic, NamedTuple, TypeVar
+from itertools import takewhile
+from typing import Generic, TypeVar
 
 from ..compare.model import REGRESSIONS as REGRESSED
 from ..compare.model import (
@@ -24,7 +25,7 @@ from ..compare.model import (
     SuiteTest,
     TurnDiff,
 )
-from ..core import AXES, Axis, CaseKey
+from ..core import Axis
 from ..results import Results, Source, Status
 from . import escape
 from .budget import Cut, Detail, Listing, size
@@ -49,7 +50,6 @@ from .model import (
     Options,
     Report,
     gate_counts_failing,
-    key,
 )
 
 R = TypeVar("R")
@@ -276,56 +276,36 @@ def _regressed_metrics(case: CaseDiff, axis: Axis) -> CaseRow:
     return _row(case, [m for m in case.metrics if m.axis == axis and m.change in REGRESSED])
 
 
-class _Turn(NamedTuple):
-    place: str  # the section that shows it: an axis, or a Cases section's name
-    case: CaseDiff
-    shown: bool
-
-
-def _turns(report: Report, detail: Detail) -> dict[CaseKey, _Turn]:
-    """Each listed case with a first divergent turn, placed in the first section that lists
-    it: its regressions (by axis), or the section its change puts it in, or flaky for a
-    case listed nowhere else. The Detail limits how many are shown over all sections, in
-    their order (the cut is `across`), so regressions keep theirs longest."""
-    places: list[tuple[str, Sequence[CaseDiff]]] = [
-        (axis, Listing.of(REGRESSIONS, report.regressed[axis], detail).items) for axis in AXES
-    ]
-    places += [
-        ("improvements", Listing.of(OTHERS, report.improvements, detail).items),
-        ("still_failing", _failing(report, detail).items),
-        ("not_comparable", Listing.of(OTHERS, report.not_comparable, detail).items),
-        (
-            "flaky",
-            [c for c in Listing.of(OTHERS, report.flaky, detail).items if _only_flaky(c)],
-        ),
-    ]
-    limit = detail.limit(DIVERGENCES)
-    turns: dict[CaseKey, _Turn] = {}
-    for place, cases in places:
-        for case in cases:
-            if case.divergence is not None and key(case) not in turns:
-                turns[key(case)] = _Turn(place, case, limit is None or len(turns) < limit)
-    return turns
-
-
-def _only_flaky(case: CaseDiff) -> bool:
-    """Listed under flaky alone (its change puts it in no other list)."""
-    return case.change == Change.UNCHANGED and not any(a in REGRESSED for a in case.axes.values())
+def _rows(report: Report, detail: Detail, place: str) -> int:
+    """How many case rows a list that may show first divergent turns lists at `detail`."""
+    if place in report.regressed:
+        listed = Listing.of(REGRESSIONS, report.regressed[place], detail)
+    elif place == "still_failing":
+        listed = _failing(report, detail)
+    else:
+        listed = Listing.of(OTHERS, getattr(report, place), detail)
+    return len(listed.items)
 
 
 def _divergences(report: Report, detail: Detail, place: str) -> Listing[Divergence]:
-    """The blocks of one section, of those the Detail shows, out of all it could show."""
-    mine = [t for t in _turns(report, detail).values() if t.place == place]
+    """The first divergent turns of one list (Report.blocks), of those the Detail shows,
+    out of all it could show. A block goes with its case's row: none when the Detail
+    leaves the row out. The Detail limits how many are shown over all lists (the cut is
+    `across`), counted in the full report's order whatever rows it leaves out, so that
+    regressions keep theirs longest and leaving rows out never brings a later block in
+    (the budget plans by these counts: report/budget.py)."""
+    rows, limit = _rows(report, detail, place), detail.limit(DIVERGENCES)
+    mine = list(takewhile(lambda b: b.row < rows, report.blocks[place]))
     blocks = tuple(
         Divergence(
-            _name(t.case),
-            f"{t.case.file}:{t.case.line}",
-            t.case.divergence,
+            _name(b.case),
+            f"{b.case.file}:{b.case.line}",
+            b.case.divergence,
             detail.text_chars,
             open=not detail.collapse_rest,
         )
-        for t in mine
-        if t.shown and t.case.divergence is not None
+        for b in mine
+        if (limit is None or b.number < limit) and b.case.divergence is not None
     )
     return Listing(DIVERGENCES, blocks, len(mine))
 
