@@ -25,7 +25,7 @@ from . import confirm, stats
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
 from .evidence import MainRuns, passes
-from .matching import Matching, match_cases
+from .matching import Matching, by_id, match_cases
 from .model import (
     REGRESSIONS,
     Axis,
@@ -241,11 +241,11 @@ def _compare_cases(
 ) -> list[CaseDiff]:
     """Every current case against its baseline self (same key, or renamed: matching.py),
     then the removed ones; cases the selection left out are not among them (Diff.not_run)."""
-    before = {c.key: c for c in baseline.cases}
+    before = by_id(baseline.cases)
     diffs, pairs = [], []
     for case in current.cases:
         key = case.key
-        base = before.get(key) or matching.renamed.get(key)
+        base = before.get(case.eval_set_id, {}).get(case.eval_id) or matching.renamed.get(key)
         if base is not None:
             own = confirm.original(case)  # re-runs never change the scores compared
             diffs.append(_compare_case(base, own, policy, base.key in known_flaky))

@@ -75,11 +75,30 @@ def _pair(
     baseline: Sequence[CaseResult], current: Sequence[CaseResult]
 ) -> tuple[list[CaseResult], dict[CaseKey, CaseResult], int]:
     """(the baseline cases whose key is gone, the renamed ones by current key, the pairs)."""
-    now = {case.key for case in current}
-    before = {case.key for case in baseline}
-    gone = [case for case in baseline if case.key not in now]
-    renamed = _renames(gone, [case for case in current if case.key not in before])
-    return gone, renamed, len(now & before) + len(renamed)
+    now, before = _ids(current), _ids(baseline)
+    gone = [case for case in baseline if case.eval_id not in now.get(case.eval_set_id, ())]
+    new = [case for case in current if case.eval_id not in before.get(case.eval_set_id, ())]
+    common = sum(len(ids & now.get(eval_set_id, set())) for eval_set_id, ids in before.items())
+    renamed = _renames(gone, new)
+    return gone, renamed, common + len(renamed)
+
+
+def _ids(cases: Sequence[CaseResult]) -> dict[str, set[str]]:
+    """The cases' eval ids by eval set: their keys, without a key object per case (a
+    100,000-case suite's keys were enough objects to set off full garbage collections)."""
+    return {eval_set_id: set(found) for eval_set_id, found in by_id(cases).items()}
+
+
+def by_id(cases: Sequence[CaseResult]) -> dict[str, dict[str, CaseResult]]:
+    """The cases by eval set, then eval id (the last of a key listed twice), without a
+    key object per case."""
+    found: dict[str, dict[str, CaseResult]] = {}
+    for case in cases:
+        ids = found.get(case.eval_set_id)
+        if ids is None:
+            ids = found[case.eval_set_id] = {}
+        ids[case.eval_id] = case
+    return found
 
 
 def _renames(gone: list[CaseResult], new: list[CaseResult]) -> dict[CaseKey, CaseResult]:

@@ -7,6 +7,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+# Results and Diffs are written a case at a time, a few KB each: in writes of 1 MB, not
+# Python's default 8 KB (a 250 MB file took a third less time)
+_BUFFER = 1 << 20
+
 
 @contextmanager
 def replacing(path: Path) -> Iterator[BinaryIO]:
@@ -22,7 +26,7 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("wb") as out:
+        with tmp.open("wb", buffering=_BUFFER) as out:
             yield out
         tmp.replace(path)
     except BaseException:
