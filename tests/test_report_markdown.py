@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import random
 import re
+from collections.abc import Callable
+from functools import partial
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -346,34 +348,62 @@ class Sized:
 
     def __init__(self, name: str, fixed: int, chars: int) -> None:
         self.name, self.fixed, self.chars = name, fixed, chars
+        self.renders = 0
 
     def text_bytes(self, chars: int) -> int:
         return min(chars, self.chars)
 
     def render(self, chars: int) -> str:
+        self.renders += 1
         return f"[{self.name}{'.' * self.fixed}{'t' * min(chars, self.chars)}]"
 
 
-def random_report(seed: int):
+def sized_section(meter: Meter, rows: Listing[Sized], blocks: Listing[Sized], chars: int) -> str:
+    """A section of random_report: its rows, then the blocks of those listed."""
+    out = [f"<{rows.cut.name}>"]
+    out += (meter.item(rows, row, caller=partial(row.render, 9)) for row in rows.items)
+    out.append(meter.more(rows, caller=lambda left: f"({left} more)"))
+    out += (meter.item(blocks, b, caller=partial(b.render, chars)) for b in blocks.items)
+    out.append(meter.more(blocks, caller=lambda left: f"({left} blocks)"))
+    return "".join(out)
+
+
+def empty_section(cut: Cut, total: int) -> tuple[int, dict[Cut, int]]:
+    """A section of random_report that shows no row: its bytes and what it leaves out."""
+    line = f"<{cut.name}>({total} more)" if total else f"<{cut.name}>"
+    return size(line), {cut: total}
+
+
+ROWS = [Cut(f"rows{d}", drop=d, one="row") for d in (0, 2, 7)]
+BLOCKS = Cut("blocks", drop=5, one="block", across=True)
+SHORTER = Cut("text", drop=4, chars=True)
+STEPS = sorted({*ROWS, BLOCKS, SHORTER}, key=lambda cut: cut.drop)
+
+Plan = list[tuple[Cut, list[Sized], bool]]  # per section: its rows' cut, its rows, blocks?
+
+
+def random_report(seed: int) -> Plan:
     """A report of a few sections, as the real one is built: rows of cuts dropped at
-    different steps, and blocks that belong to rows (a `follows` cut, counted `across`
-    the sections): a row left out takes its block along. Returns the render and the
-    steps."""
+    different steps, and blocks that belong to rows (counted `across` the sections): a
+    row left out takes its block along."""
     rng = random.Random(seed)
-    rows = [Cut(f"rows{d}", drop=d, one="row") for d in (0, 2, 7)]
-    blocks = Cut("blocks", drop=5, one="block", across=True, follows=True)
-    text = Cut("text", drop=4, chars=True)
     plan = []
     for s in range(rng.randint(1, 5)):
-        cut = rng.choice(rows)
+        cut = rng.choice(ROWS)
         items = [
             Sized(f"{s}.{i}", rng.randint(0, 60), rng.choice((0, 5, 300)))
             for i in range(rng.randint(0, 40))
         ]
         plan.append((cut, items, rng.random() < 0.5))
+    return plan
+
+
+def sized_report(plan: Plan) -> Callable[[Detail, Meter], str]:
+    """The render of a report of these sections."""
+    blocks, text = BLOCKS, SHORTER
 
     def render(detail: Detail, meter: Meter) -> str:
-        done = 0  # blocks shown in the sections before, as `across` counts them
+        done = 0  # the blocks of the sections before, in the full report
         texts = []
         for cut, items, with_blocks in plan:
             listed = Listing.of(cut, items, detail)
@@ -383,49 +413,60 @@ def random_report(seed: int):
             owned = tuple(b for n, b in numbered if limit is None or n < limit)
             block_list = Listing(blocks, owned, len(numbered))
             done += len(items) if with_blocks else 0
-
-            def section(listed=listed, block_list=block_list) -> str:
-                out = [f"<{listed.cut.name}>"]
-                for item in listed.items:
-                    out.append(meter.item(listed, item, caller=lambda i=item: i.render(9)))
-                out.append(meter.more(listed, caller=lambda left: f"({left} more)"))
-                for item in block_list.items:
-                    chars = detail.text_chars
-                    out.append(meter.item(block_list, item, caller=lambda i=item: i.render(chars)))
-                out.append(meter.more(block_list, caller=lambda left: f"({left} blocks)"))
-                return "".join(out)
-
-            def empty(cut=cut, total=len(items)) -> tuple[int, dict]:
-                line = f"<{cut.name}>({total} more)" if total else f"<{cut.name}>"
-                return size(line), {cut: total}
-
-            texts.append(meter.section((cut, blocks, text), section, empty))
+            texts.append(
+                meter.section(
+                    (cut, blocks, text),
+                    partial(sized_section, meter, listed, block_list, detail.text_chars),
+                    partial(empty_section, cut, len(items)),
+                )
+            )
         note = Note(omitted={}, minimal=detail.minimal, hint="")
         return "".join(texts) + meter.note(note, caller=lambda omitted: "✂️" * 4)
 
-    return render, sorted({*rows, blocks, text}, key=lambda cut: cut.drop)
+    return render
+
+
+def fitted_both_ways(plan: Plan, limits: list[int], monkeypatch) -> tuple[list[str], list[str]]:
+    """The reports fitted at these limits, weighed in part as `fit` does, and weighed in
+    full (a Meter without a limit measures every item)."""
+    render = sized_report(plan)
+
+    def each() -> list[str]:
+        made = []
+        for limit in limits:
+            try:
+                made.append(fit(render, limit, Detail(text_chars=300), STEPS))
+            except (ValueError, RuntimeError) as err:  # ValueError: even the minimal is over
+                made.append(repr(err))
+        return made
+
+    in_part = each()
+    monkeypatch.setattr(budget, "Meter", lambda *args: Meter())
+    return in_part, each()
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_fit_weighs_in_part_and_plans_as_if_it_had_weighed_all(seed, monkeypatch):
     """On random reports at random limits, the first render's early stop (by each list's
     own items, the items of cuts dropped later, and `across` counts) changes no plan."""
-    render, steps = random_report(seed)
     rng = random.Random(seed)
     limits = [rng.randint(20, 3_000) for _ in range(12)]
-    start = Detail(text_chars=300)
-    fitted = []
-    for limit in limits:
-        try:
-            fitted.append(fit(render, limit, start, steps))
-        except ValueError as err:  # even the minimal report is over the limit
-            fitted.append(str(err))
-    monkeypatch.setattr(budget, "Meter", lambda *args: Meter())  # no limit: weigh all
-    for limit, made in zip(limits, fitted, strict=True):
-        try:
-            assert fit(render, limit, start, steps) == made
-        except ValueError as err:
-            assert str(err) == made
+    in_part, in_full = fitted_both_ways(random_report(seed), limits, monkeypatch)
+    assert in_part == in_full
+    assert not any("RuntimeError" in made for made in in_part)
+
+
+def test_the_rows_a_plan_drops_later_stop_the_weighing_of_others(monkeypatch):
+    """The first section's rows are dropped last and alone over the limit, so no plan shows
+    a row of the second (dropped first): none of those is rendered to be weighed, and the
+    report is the one a render that weighs everything plans."""
+    first = [Sized(f"a{i:02d}", 10, 0) for i in range(20)]  # 15 bytes each: 300 in all
+    second = [Sized(f"b{i:02d}", 10, 0) for i in range(20)]
+    plan = [(ROWS[2], first, False), (ROWS[0], second, False)]
+    in_part, in_full = fitted_both_ways(plan, [250], monkeypatch)
+    assert in_part == in_full and size(in_part[0]) <= 250
+    assert in_part[0].count("[a") > 0 and "[b" not in in_part[0]
+    assert [row.renders for row in second] == [1] * 20  # by the render that weighs all
 
 
 def test_fit_falls_back_to_the_minimal_report():

@@ -50,7 +50,6 @@ class Cut:
     drop: int  # the order of the budget's steps: 0 is cut first
     one: str = ""  # the ✂️ note counts dropped items as `one` (plural: + "s")
     across: bool = False  # one count over all sections together, in their order
-    follows: bool = False  # its items belong to other lists' items: go when those are dropped
     chars: bool = False  # the characters of each text (Detail.text_chars), not items
 
 
@@ -184,15 +183,15 @@ class Meter:
         return text
 
     def _beyond(self, cut: Cut, section: Measured) -> bool:
-        """Whether no plan that fits can show another item of `cut` here: a plan shows a
-        list's items in order (an `across` cut's over all sections), and one that shows
-        any item of `cut` shows every item of the cuts it drops later (those of a
-        `follows` cut aside, which dropped rows take along); so the floors of those items
-        and of this list's so far are the least such a plan takes."""
+        """Whether no plan can show another item of `cut` here. A plan shows a list's items
+        in order (an `across` cut's over all sections), and the size `fit` predicts for a
+        plan that shows any item of `cut` counts every measured item of the cuts it drops
+        later (`_plan` cuts in order): the floors of those and of this list's items so far
+        are the least it can predict, and a plan predicted over the limit is not taken."""
         if self.limit is None:
             return False
         least = (self.floor if cut.across else section.floor).get(cut, 0)
-        least += sum(f for c, f in self.floor.items() if c.drop > cut.drop and not c.follows)
+        least += sum(f for c, f in self.floor.items() if c.drop > cut.drop)
         return least > self.limit
 
     def _shortest(self, text: Shortens | None) -> int:

@@ -17,10 +17,7 @@ WARNINGS = Cut("warnings", drop=1, one="warning")  # the run's, from its Results
 NOTES = Cut("notes", drop=2, one="note")
 EVAL_SETS = Cut("eval_sets", drop=3, one="eval set row")
 TEXT = Cut("text", drop=4, chars=True)  # a shortened text says so itself
-# a listed case's first divergent turn: a block that goes with the case's row
-DIVERGENCES = Cut(
-    "divergences", drop=5, one="first-divergent-turn block", across=True, follows=True
-)
+DIVERGENCES = Cut("divergences", drop=5, one="first-divergent-turn block", across=True)
 # the failing cases when the gate counts them (no baseline, or `fail-on: threshold`)
 FAILING = Cut("failing", drop=6, one="failing case")
 REGRESSIONS = Cut("regressions", drop=7, one="regression row")  # per axis
