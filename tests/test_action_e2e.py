@@ -378,9 +378,11 @@ def test_a_push_run_passes_mains_record_on_and_a_pr_reads_it_with_the_baseline_a
     done = runner.run(env)
     assert done.returncode == 0, done.stderr
     assert f"main's record of 2 older baselines written to {RECORD_NAME}" in done.stdout
-    # upload-artifact of the whole output-dir, as docs/workflows.md has it
+    # upload-artifact of output-dir without baseline/, as docs/workflows.md has it
     out = runner.out_dir
     files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert "baseline/results.json" in files  # the previous baseline, which no PR reads
+    files = {name: data for name, data in files.items() if not name.startswith("baseline/")}
     run = fake.add_workflow_run(head_sha=main[2], path=workflow, event="push")
     fake.add_artifact("agent-eval-results", zipped(files), run_id=run["id"], digest=True)
     head = fake.linear_history(1, parent=main[2], prefix="pr", branch="feature")[0]

@@ -263,8 +263,11 @@ def test_results_are_uploaded_under_the_names_the_action_looks_for(path):
             f"{rel(path)}: job {name} uploads {names}, must upload [{expected!r}] "
             "(the name the PR runs' baseline lookup and the merge job look for)"
         )
-        assert uploads[0]["path"] == output, (
-            f"{rel(path)}: job {name} uploads {uploads[0]['path']!r}, the action writes {output!r}"
+        # a push job leaves out baseline/, the previous baseline: PRs download the whole zip
+        expected_paths = [output, f"!{output}/baseline"] if what == "baseline" else [output]
+        assert uploads[0]["path"].split() == expected_paths, (
+            f"{rel(path)}: job {name} uploads {uploads[0]['path']!r}, not {expected_paths} "
+            f"(the action writes {output!r})"
         )
 
 
