@@ -75,23 +75,18 @@ def _pair(
     baseline: Sequence[CaseResult], current: Sequence[CaseResult]
 ) -> tuple[list[CaseResult], dict[CaseKey, CaseResult], int]:
     """(the baseline cases whose key is gone, the renamed ones by current key, the pairs)."""
-    now, before = _ids(current), _ids(baseline)
-    gone = [case for case in baseline if case.eval_id not in now.get(case.eval_set_id, ())]
-    new = [case for case in current if case.eval_id not in before.get(case.eval_set_id, ())]
-    common = sum(len(ids & now.get(eval_set_id, set())) for eval_set_id, ids in before.items())
+    now, before = by_id(current), by_id(baseline)
+    gone = [case for case in baseline if case.eval_id not in now.get(case.eval_set_id, {})]
+    new = [case for case in current if case.eval_id not in before.get(case.eval_set_id, {})]
+    common = sum(len(ids.keys() & now.get(set_id, {}).keys()) for set_id, ids in before.items())
     renamed = _renames(gone, new)
     return gone, renamed, common + len(renamed)
 
 
-def _ids(cases: Sequence[CaseResult]) -> dict[str, set[str]]:
-    """The cases' eval ids by eval set: their keys, without a key object per case (a
-    100,000-case suite's keys were enough objects to set off full garbage collections)."""
-    return {eval_set_id: set(found) for eval_set_id, found in by_id(cases).items()}
-
-
 def by_id(cases: Sequence[CaseResult]) -> dict[str, dict[str, CaseResult]]:
     """The cases by eval set, then eval id (the last of a key listed twice), without a
-    key object per case."""
+    key object per case (a 100,000-case suite's keys were enough objects to set off full
+    garbage collections)."""
     found: dict[str, dict[str, CaseResult]] = {}
     for case in cases:
         ids = found.get(case.eval_set_id)

@@ -131,20 +131,24 @@ class Report:
         )
 
     @cached_property
+    def lists(self) -> Mapping[str, tuple[CaseDiff, ...]]:
+        """The lists of cases that may show first divergent turns, in report order, by
+        name: each axis's regressions, improvements, still_failing, not_comparable, flaky."""
+        lists: dict[str, tuple[CaseDiff, ...]] = {axis: self.regressed[axis] for axis in AXES}
+        lists["improvements"] = self.improvements
+        lists["still_failing"] = self.still_failing
+        lists["not_comparable"] = self.not_comparable
+        lists["flaky"] = self.flaky
+        return lists
+
+    @cached_property
     def blocks(self) -> Mapping[str, tuple[Block, ...]]:
-        """The cases with a first divergent turn by the list that shows it (an axis, or
-        improvements, still_failing, not_comparable, flaky): the first list in the report
-        that has the case, or flaky for a case listed nowhere else."""
-        places: list[tuple[str, tuple[CaseDiff, ...]]] = [
-            *self.regressed.items(),
-            ("improvements", self.improvements),
-            ("still_failing", self.still_failing),
-            ("not_comparable", self.not_comparable),
-            ("flaky", self.flaky),
-        ]
+        """The cases with a first divergent turn by the list that shows it (`lists`): the
+        first list in the report that has the case, or flaky for a case listed nowhere
+        else."""
         placed: set[CaseKey] = set()
         blocks: dict[str, tuple[Block, ...]] = {}
-        for place, cases in places:
+        for place, cases in self.lists.items():
             mine = []
             for row, case in enumerate(cases):
                 if case.divergence is None or (place == "flaky" and not _only_flaky(case)):

@@ -277,14 +277,11 @@ def _regressed_metrics(case: CaseDiff, axis: Axis) -> CaseRow:
 
 
 def _rows(report: Report, detail: Detail, place: str) -> int:
-    """How many case rows a list that may show first divergent turns lists at `detail`."""
-    if place in report.regressed:
-        listed = Listing.of(REGRESSIONS, report.regressed[place], detail)
-    elif place == "still_failing":
-        listed = _failing(report, detail)
-    else:
-        listed = Listing.of(OTHERS, getattr(report, place), detail)
-    return len(listed.items)
+    """How many case rows one of Report.lists lists at `detail`."""
+    if place == "still_failing":
+        return len(_failing(report, detail).items)
+    cut = REGRESSIONS if place in report.regressed else OTHERS
+    return len(Listing.of(cut, report.lists[place], detail).items)
 
 
 def _divergences(report: Report, detail: Detail, place: str) -> Listing[Divergence]:
