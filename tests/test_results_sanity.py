@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 from helpers.factory import case, results
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_eval_action.compare.loading import load_baseline, load_results
-from agent_eval_action.compare.sanity import MAX_ID_CHARS, ResultsRefused, check_results
+from agent_eval_action.compare.sanity import (
+    MAX_ID_CHARS,
+    ResultsRefused,
+    check_results,
+    check_text,
+)
 from agent_eval_action.errors import InputError
 from agent_eval_action.pipeline.bounds import bounded_metric, check_scores
 
@@ -197,3 +204,31 @@ def test_surrogate_pairs_and_escaped_backslashes_are_fine(tmp_path: Path, litera
     path.write_text(text.replace('"answer same"', literal, 1), encoding="utf-8")
     loaded = load_results(str(path))
     loaded.dump_json()  # and it can be written again
+
+
+# pieces of a JSON string's text: escapes of each half of a pair, runs of backslashes
+_PIECES = ["\\ud83d", "\\uDE00", "\\udc00", "\\uD800", "\\\\", "\\", "u", "x", "\\u0041", "d8"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12))
+def test_a_lone_surrogate_is_refused_exactly_when_json_reads_one(pieces: list[str]) -> None:
+    """Python's json is the oracle: check_text refuses a string literal exactly when what
+    json reads from it is not UTF-8 (it holds half of a pair), as text and as bytes; a
+    literal json cannot read at all is not check_text's to judge (msgspec refuses it)."""
+    literal = '"' + "".join(pieces) + '"'
+    try:
+        value = json.loads(literal)
+    except json.JSONDecodeError:
+        return
+    try:
+        value.encode("utf-8")
+        lone = False
+    except UnicodeEncodeError:
+        lone = True
+    for text in (literal, literal.encode("utf-8")):
+        if lone:
+            with pytest.raises(ResultsRefused, match="half of a UTF-16 pair"):
+                check_text(text, "x")
+        else:
+            check_text(text, "x")

@@ -49,8 +49,10 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069
 
 Bounded = Callable[[str], bool]
 
-# A \uD800-\uDFFF escape, with the backslashes before it (an even run escapes itself)
-_SURROGATE_ESCAPE = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})")
+# A \uD800-\uDFFF escape, if its backslash is not itself escaped (check_text counts the
+# backslashes before it). Searched for by its two first characters, a literal: a regex
+# scans 250 MB for them in well under a second, where `in` took a fifth of one on its own.
+_SURROGATE_ESCAPE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode("ascii"))
 
 
@@ -306,21 +308,25 @@ def check_text(text: str | bytes, display: str) -> None:
     surrogate: a high half not followed by a low one, or a low half on its own. (Raw
     surrogates cannot get this far: the file is read as strict UTF-8.)"""
     pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES
-    if ("\\u" if isinstance(text, str) else b"\\u") not in text:  # type: ignore[operator]
-        return
-    paired_up_to = -1
+    backslash = "\\" if isinstance(text, str) else b"\\"
+    paired_up_to = -1  # where the last pair's low half ends
     for match in pattern.finditer(text):  # type: ignore[arg-type]
-        if len(match.group(1)) % 2 == 0 or match.start(2) - 2 < paired_up_to:
-            continue  # an escaped backslash and then "u...", or the low half of a pair
-        half = int(match.group(2), 16)
+        at = match.start()
+        if at < paired_up_to:
+            continue  # the low half of a pair
+        before = at  # a run of backslashes before it: an odd one escapes this one
+        while before and text[before - 1 : before] == backslash:
+            before -= 1
+        if (at - before) % 2:
+            continue  # an escaped backslash, then the text "u..."
+        half = int(match.group(1), 16)
         after = pattern.match(text, match.end())  # type: ignore[arg-type]
-        low = after is not None and len(after.group(1)) == 1 and int(after.group(2), 16) >= 0xDC00
-        if half < 0xDC00 and after is not None and low:
+        if half < 0xDC00 and after is not None and int(after.group(1), 16) >= 0xDC00:
             paired_up_to = after.end()
             continue
-        newline = "\n" if isinstance(text, str) else b"\n"
-        line = text.count(newline, 0, match.start()) + 1  # type: ignore[arg-type]
-        digits = match.group(2)
+        before_it = text[:at] if isinstance(text, str) else bytes(text[:at])
+        line = before_it.count("\n" if isinstance(text, str) else b"\n") + 1  # type: ignore[arg-type]
+        digits = match.group(1)
         digits = digits if isinstance(digits, str) else digits.decode("ascii")
         raise ResultsRefused(
             f"refused Results: line {line}: \\u{digits} is half of a UTF-16 pair, not a character",
