@@ -1,4 +1,4 @@
-"""Results.write and Diff.write stream a record to its file case by case
+"""Results.write and Diff.write stream a record to its file a batch of cases at a time
 (results.write_json): the bytes on disk are exactly `dump_json`'s, and the write is atomic."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pytest
 from helpers.factory import case, results
 from helpers.paths import ROOT
 
+from agent_eval_action import results as results_module
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.loading import load_results
 from agent_eval_action.compare.model import Diff
@@ -56,6 +57,18 @@ def test_the_streamed_file_is_dump_json_byte_for_byte(tmp_path: Path, built) -> 
     assert path.read_bytes() == record.dump_json().encode("utf-8")
     assert Results.from_json(path.read_bytes()) == Results.from_json(record.dump_json())
     assert [p.name for p in path.parent.iterdir()] == ["results.json"]
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 4])
+def test_every_batching_of_the_cases_writes_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Cases are encoded a batch at a time: batches of one, of a part, of exactly all, and
+    of more than there are come out as dump_json does."""
+    monkeypatch.setattr(results_module, "_BATCH", batch)
+    record = _several()
+    record.write(tmp_path / "results.json")
+    assert (tmp_path / "results.json").read_bytes() == record.dump_json().encode("utf-8")
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:

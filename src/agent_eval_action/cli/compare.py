@@ -44,7 +44,7 @@ def handle(args: argparse.Namespace) -> int:
     diff = gate(current, baseline, options)
     if diff.baseline is None:
         print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
-    if args.format == "json":  # one case at a time: at 100,000 cases, hundreds of MB
+    if args.format == "json":  # a few cases at a time: at 100,000 cases, hundreds of MB
         if args.out is None:
             sys.stdout.flush()
             diff.stream(sys.stdout.buffer)

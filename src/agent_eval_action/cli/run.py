@@ -152,7 +152,7 @@ def finish(
             file=sys.stderr,
         )
         return EXIT_PASS
-    if args.format == "json":  # one case at a time, as --out is written
+    if args.format == "json":  # a few cases at a time, as --out is written
         sys.stdout.flush()
         results.stream(sys.stdout.buffer)
         sys.stdout.buffer.flush()
@@ -169,7 +169,7 @@ def finish(
     if args.baseline is not None:
         diff = gating.gate(results, baseline, gate)
         diff_path = Path(args.out).with_name("diff.json")
-        diff.write(diff_path)  # one case at a time: a large suite's Diff is never one str
+        diff.write(diff_path)  # a few cases at a time: a large Diff is never one str
         print(f"comparison: {diff_path}", file=sys.stderr)
         if args.format == "table":
             from ..report.diff_console import table as diff_table

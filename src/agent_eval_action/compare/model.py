@@ -259,10 +259,10 @@ class Diff(Record, kw_only=True):
         return dump_json(self)
 
     def write(self, path: Path) -> None:
-        """Write `dump_json` and a line break, atomically and one case at a time (the
+        """Write `dump_json` and a line break, atomically and a few cases at a time (the
         Diff of 100,000 cases is hundreds of MB of JSON, never held at once)."""
         write_json(self, "cases", path, end=b"\n")
 
     def stream(self, out: BinaryIO) -> None:
-        """Write `dump_json` and a line break to `out`, one case at a time."""
+        """Write `dump_json` and a line break to `out`, a few cases at a time."""
         stream_json(self, "cases", out, end=b"\n")

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-# Results and Diffs are written a case at a time, a few KB each: in writes of 1 MB, not
+# Results and Diffs are written a few cases at a time, KBs each: in writes of 1 MB, not
 # Python's default 8 KB (a 250 MB file took a third less time)
 _BUFFER = 1 << 20
 
