@@ -25,7 +25,7 @@ USER_AGENT = "agent-eval-action"
 RETRIED_METHODS = frozenset({"GET", "PATCH", "PUT", "DELETE"})
 RETRIED_STATUSES = (500, 502, 503, 504)
 ARTIFACT_MAX_BYTES = 512 * 1024 * 1024
-_CHUNK = 1 << 20  # bytes of a download written at a time
+_CHUNK = 1 << 16  # bytes of a download written at a time (github/artifacts.py: why so few)
 SECONDARY_DEFAULT_WAIT = 60.0  # GitHub's advice when a secondary limit names no wait
 
 
