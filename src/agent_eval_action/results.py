@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Final, Literal, Self
 import msgspec
 
 from .core import AXES, Axis, CaseKey, RunnerKind, TrajectoryPolicy
-from .files import replacing
+from .files import Buffer, replacing
 
 SCHEMA: Final = "agent-eval-results/1"
 
@@ -525,7 +525,7 @@ class Results(Record, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
 
     @classmethod
-    def from_json(cls, data: bytes | str) -> Results:
+    def from_json(cls, data: Buffer | str) -> Results:
         """Results from JSON, types checked (msgspec.ValidationError, msgspec.DecodeError
         otherwise); each run's turns stay JSON until read (RunRecord.turns). Reading a file
         that may be bad input: compare/loading.py."""

@@ -94,12 +94,13 @@ def _own_results(ctx: Context, results: Results) -> Results:
 
 def _artifact_results(taken: Path, path: Path) -> Results:
     """An artifact's results.json, taken out to the file `taken`, moved to `path` (renamed,
-    never read into memory as a whole but by the loader), loaded and checked."""
+    never read into memory as a whole but by the loader, which maps it: the file is this
+    job's own), loaded and checked."""
     from ..compare.loading import load_results
 
     path.parent.mkdir(parents=True, exist_ok=True)
     os.replace(taken, path)
-    results = load_results(str(path))
+    results = load_results(str(path), mapped=True)
     check_scores(results, str(path))
     return results
 

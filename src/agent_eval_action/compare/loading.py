@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InputError
-from ..files import decode, jsonpos, read_bytes, utf8_bytes
+from ..files import decode, jsonpos, read_bytes, read_mapped, utf8_bytes
 from ..files.jsonpos import one_line
 from ..results import SCHEMA, Results
 from .sanity import ResultsRefused, check_results, check_text
@@ -37,14 +37,15 @@ class BaselineUnusable(Exception):
     """The reason a baseline cannot be used, in words for the report."""
 
 
-def _parse(path: Path, display: str, *, turns: bool = True) -> Results:
+def _parse(path: Path, display: str, *, turns: bool = True, mapped: bool = False) -> Results:
     # bytes, never a str of the whole as well: each run's turns stay JSON in them (Raw)
-    data = utf8_bytes(read_bytes(path, display, MAX_RESULTS_BYTES), display)
+    read = read_mapped if mapped else read_bytes
+    data = utf8_bytes(read(path, display, MAX_RESULTS_BYTES), display)
     check_text(data, display)
     try:
         results = Results.from_json(data)
     except msgspec.MsgspecError as err:
-        raise _explain(decode(data, display), display, err) from None
+        raise _explain(decode(bytes(data), display), display, err) from None
     del data
     # each run's turns are checked here (types, then values) and kept again as compact
     # JSON of their own (RunRecord.settle): the file's bytes can then go
@@ -101,23 +102,27 @@ def _first_infinite(data: Any) -> tuple[str, float] | None:
     return None
 
 
-def load_results(path: str) -> Results:
-    """The current Results: anything wrong with it is bad input."""
+def load_results(path: str, *, mapped: bool = False) -> Results:
+    """The current Results: anything wrong with it is bad input. `mapped`: the file is this
+    process's own, e.g. taken out of an artifact (files/reading.read_mapped)."""
     try:
-        return _parse(Path(path), path)
+        return _parse(Path(path), path, mapped=mapped)
     except BaselineUnusable as err:
         raise InputError(f"{err}; upgrade agent-eval-action to read it", path) from None
 
 
-def load_baseline(path: str | None, *, turns: bool = True) -> tuple[Results | None, str | None]:
+def load_baseline(
+    path: str | None, *, turns: bool = True, mapped: bool = False
+) -> tuple[Results | None, str | None]:
     """(baseline, None), or (None, why there is no usable baseline). `turns` False: an
-    older baseline, read for main's record only (compare/sanity.check_results)."""
+    older baseline, read for main's record only (compare/sanity.check_results); `mapped`
+    as load_results says."""
     if path is None:
         return None, "no baseline was given"
     if not Path(path).exists():
         return None, f"the baseline file {path} does not exist"
     try:
-        return _parse(Path(path), path, turns=turns), None
+        return _parse(Path(path), path, turns=turns, mapped=mapped), None
     except BaselineUnusable as err:
         return None, f"{path} was {err}"
     except ResultsRefused as err:

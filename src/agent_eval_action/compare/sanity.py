@@ -34,6 +34,7 @@ import msgspec
 
 from ..errors import InputError
 from ..files.jsonpos import one_line
+from ..files.reading import Buffer
 from ..results import USAGE_COUNTS, CaseResult, InvocationRecord, MetricResult, Results, RunRecord
 
 MAX_MAGNITUDE = 1e12  # far above any score, duration or cost; far below float overflow
@@ -303,8 +304,8 @@ def check_id(value: str | None, where: str, display: str) -> None:
     _Checker(display).text(value, where)
 
 
-def check_text(text: str | bytes, display: str) -> None:
-    """Raise ResultsRefused when the JSON text (or its UTF-8 bytes) escapes a lone
+def check_text(text: str | Buffer, display: str) -> None:
+    """Raise ResultsRefused when the JSON text (or its UTF-8 bytes, read or mapped) escapes a lone
     surrogate: a high half not followed by a low one, or a low half on its own. (Raw
     surrogates cannot get this far: the file is read as strict UTF-8.)"""
     pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES

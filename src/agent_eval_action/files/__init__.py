@@ -6,13 +6,24 @@ configs, Results, baselines, traces and GitHub event files are all read through 
 files written whole or not at all (Results, Diffs, reports) are written through it.
 """
 
-from .reading import MAX_FILE_BYTES, decode, read_bytes, read_text, sha256, utf8_bytes
+from .reading import (
+    MAX_FILE_BYTES,
+    Buffer,
+    decode,
+    read_bytes,
+    read_mapped,
+    read_text,
+    sha256,
+    utf8_bytes,
+)
 from .writing import replacing, write_whole
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "Buffer",
     "decode",
     "read_bytes",
+    "read_mapped",
     "read_text",
     "replacing",
     "sha256",

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import mmap
+import os
+import stat
 from pathlib import Path
+from typing import TypeAlias
 
 from ..errors import InputError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # an eval or config file larger than this is refused
+
+Buffer: TypeAlias = bytes | mmap.mmap | memoryview  # a file's bytes, read or mapped
 
 
 def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
@@ -32,6 +38,31 @@ def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
         raise InputError(f"cannot read: {err.strerror}", display) from None
 
 
+def read_mapped(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> Buffer:
+    """The file's bytes, mapped into memory rather than copied into it: a large file read
+    this way costs no memory of its own (its pages are the page cache's). Only for a file
+    this process wrote and no other process writes while it is read, e.g. one taken out of
+    an artifact: a file cut shorter under the mapping kills the reader (SIGBUS). What
+    cannot be mapped (empty, or not a regular file) is read as read_bytes reads it.
+
+    The mapping stays for as long as anything holds on to it, e.g. msgspec.Raw values
+    decoded from it, and goes with the last of them."""
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+                return read_bytes(path, display, limit)
+            if info.st_size > limit:
+                raise InputError(f"file is {info.st_size} bytes; the limit is {limit}", display)
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except FileNotFoundError:
+        raise InputError("no such file", display) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", display) from None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", display) from None
+
+
 def decode(raw: bytes, display: str) -> str:
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # e.g. PowerShell's `>`
         raise InputError(
@@ -45,24 +76,28 @@ def decode(raw: bytes, display: str) -> str:
     return text.removeprefix("\ufeff")
 
 
-_CHUNK = 1 << 22  # bytes checked at a time by utf8_bytes
+_CHUNK = 1 << 16  # bytes checked at a time by utf8_bytes (copies this small are reused)
 
 
-def utf8_bytes(raw: bytes, display: str) -> bytes:
+def utf8_bytes(raw: Buffer, display: str) -> Buffer:
     """The bytes of UTF-8 text as `decode` would accept it, without its byte order mark,
     checked without making a str of the whole (a large file, held twice, is twice the
     memory): for readers that parse bytes. Refused as `decode` refuses it."""
-    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        decode(raw, display)  # raises
-    if not raw.isascii():
-        checker = codecs.getincrementaldecoder("utf-8")()
-        view = memoryview(raw)
-        try:
-            for start in range(0, len(raw), _CHUNK):
-                checker.decode(view[start : start + _CHUNK], final=start + _CHUNK >= len(raw))
-        except UnicodeDecodeError:
-            decode(raw, display)  # raises, naming the line
-    return raw[3:] if raw.startswith(codecs.BOM_UTF8) else raw
+    view = memoryview(raw)
+    if bytes(view[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        decode(bytes(raw), display)  # raises
+    checker = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(view), _CHUNK):
+            chunk, final = view[start : start + _CHUNK], start + _CHUNK >= len(view)
+            # an ASCII chunk needs no decoding, unless a character began before it
+            if final or checker.getstate()[0] or not bytes(chunk).isascii():
+                checker.decode(chunk, final=final)
+    except UnicodeDecodeError:
+        decode(bytes(raw), display)  # raises, naming the line
+    if bytes(view[:3]) == codecs.BOM_UTF8:
+        return view[3:]
+    return raw
 
 
 def read_text(path: Path, display: str) -> str:

@@ -105,8 +105,8 @@ def install(path: Path, what: str, *, older: bool = False) -> tuple[Results | No
     """Load the candidate Results at `path` (streamed there from an artifact, or written
     from the data branch) as a baseline (`older`: for main's record only, its runs' turns
     let go unread): (the Results, None), or (None, why they are unusable), the file then
-    removed."""
-    results, why = load_baseline(str(path), turns=not older)
+    removed. The file is this job's own, so the loader maps it rather than reading it in."""
+    results, why = load_baseline(str(path), turns=not older, mapped=True)
     if results is None:
         why = why or "unreadable"
     elif results.partial:
