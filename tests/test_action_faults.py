@@ -240,9 +240,9 @@ def test_github_unreachable_after_the_verdict_keeps_the_verdict_and_the_report(
 _PLANTED_BUG = """
 import sys
 from agent_eval_action.report import markdown
-def comment(*args, **kwargs):
+def comment_of(*args, **kwargs):
     raise TypeError("::warning::forged annotation\\n##[add-path]/tmp/evil")
-markdown.comment = comment
+markdown.comment_of = comment_of
 from agent_eval_action.cli import main
 sys.exit(main(["action"]))
 """

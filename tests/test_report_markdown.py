@@ -20,7 +20,16 @@ from report_diffs import DIFFS, REPO, huge, mixed, no_baseline, pair
 
 from agent_eval_action.compare import compare
 from agent_eval_action.report import budget, markdown, render, sections
-from agent_eval_action.report.budget import Cut, Detail, Listing, Meter, Note, fit, size
+from agent_eval_action.report.budget import (
+    Cut,
+    Detail,
+    Listing,
+    Meter,
+    Note,
+    Shortens,
+    fit,
+    size,
+)
 from agent_eval_action.report.cuts import (
     DIVERGENCES,
     EVAL_SETS,
@@ -258,7 +267,7 @@ def test_fit_renders_only_the_items_a_plan_can_show():
     assert rendered[0] == 51 + 48  # 51 items weighed (510 bytes > 500), 48 shown
 
 
-class Text:
+class Text(Shortens):
     """An item whose text the budget can shorten: `chars` bytes of it."""
 
     def text_bytes(self, chars: int) -> int:
@@ -342,7 +351,7 @@ def test_leaving_out_rows_never_brings_in_a_later_block():
             assert size(text) <= limit
 
 
-class Sized:
+class Sized(Shortens):
     """A listed item with a text the budget can shorten: `fixed` bytes and a text of
     `chars` characters."""
 

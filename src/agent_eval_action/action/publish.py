@@ -18,7 +18,8 @@ from ..github.client import GitHub, GitHubError
 from ..github.comments import STAMP_RESERVE, upsert_sticky
 from ..report import chart, html, markdown
 from ..report.budget import size
-from ..report.check import CheckOutput, check_output, workflow_commands
+from ..report.check import CheckOutput, check_output_of, workflow_commands
+from ..report.model import Report
 from ..results import Results, Status
 from . import outputs
 from .event import Event, WorkflowRunEvent
@@ -80,9 +81,7 @@ def report_url(settings: Settings, gh: GitHub | None, event: Event) -> str | Non
 
 def write_reports(
     out_dir: Path,
-    diff: Diff,
-    results: Results,
-    options: markdown.Options,
+    report: Report,
     *,
     baseline: Results | None = None,
     history: MainRecord | None = None,
@@ -93,11 +92,12 @@ def write_reports(
     over main's history (report/chart.py) when there is a baseline to draw it from.
 
     The comment leaves room for the line that ties it to its id (github/comments.py)."""
-    comment = markdown.comment(diff, results, options, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
+    diff, results = report.diff, report.current
+    comment = markdown.comment_of(report, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
     known = [*(history.past if history else ()), *([Past.header(baseline)] if baseline else [])]
     trend = chart.mermaid(known, results)
     trend = "\n" + trend if trend else ""
-    summary = markdown.summary(diff, results, options, limit=markdown.SUMMARY_LIMIT - size(trend))
+    summary = markdown.summary_of(report, limit=markdown.SUMMARY_LIMIT - size(trend))
     summary += trend
     diff.write(out_dir / "diff.json")
     (out_dir / "report.md").write_text(comment, encoding="utf-8")
@@ -105,7 +105,7 @@ def write_reports(
     if page:
         html.write(
             out_dir / html.FILE_NAME,
-            html.render(diff, results, options, baseline=baseline, history=history),
+            html.render(diff, results, report.options, baseline=baseline, history=history),
         )
     return comment, summary
 
@@ -119,14 +119,12 @@ def publish(
     gh: GitHub | None,
     settings: Settings,
     target: Target,
-    diff: Diff,
-    results: Results,
+    report: Report,
     comment_body: str,
-    options: markdown.Options,
     conclusion_failed: bool,
 ) -> Published:
     """Post the comment and the check run where the settings and the token allow."""
-    published = Published()
+    diff, published = report.diff, Published()
     repo = settings.github.repository
     if gh is None or repo is None:
         print("no github-token: the report is in the job summary only")
@@ -152,7 +150,7 @@ def publish(
                 name=settings.check_name,
                 head_sha=target.head_sha,
                 conclusion="failure" if conclusion_failed else "success",
-                output=_repo_relative(check_output(diff, results, options), settings),
+                output=_repo_relative(check_output_of(report), settings),
                 details_url=run_url,
             )
             published.check_url = check.get("html_url")

@@ -17,6 +17,7 @@ from ..errors import (
 from ..github.client import GitHubError
 from ..github.pulls import PullRequest
 from ..pipeline.paired import summary as paired_summary
+from ..report.model import Report
 from ..results import Results
 from . import outputs, sandbox
 from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
@@ -134,11 +135,10 @@ def compare_and_publish(
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
     diff.verdict.notes.extend(ctx.notes)  # at the top too: what this run could not do
     options = report_options(settings, baseline.relation, report_url(settings, ctx.gh, ctx.event))
+    report = Report.of(diff, results, options)  # the comment, summary and check run's
     comment, summary = write_reports(
         ctx.out_dir,
-        diff,
-        results,
-        options,
+        report,
         baseline=baseline.results,
         history=baseline.older,
         # the fork-safe comment job links the eval run's own report.html and uploads nothing:
@@ -166,9 +166,7 @@ def compare_and_publish(
         )
     else:
         try:
-            published = publish(
-                ctx.gh, settings, target, diff, results, comment, options, code != EXIT_PASS
-            )
+            published = publish(ctx.gh, settings, target, report, comment, code != EXIT_PASS)
             comment_url = published.comment_url
         except GitHubError as err:  # unreachable after the retries: keep the gate's verdict
             outputs.command(
@@ -245,7 +243,7 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
     diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
     diff.verdict.notes.extend(ctx.notes)
     options = report_options(ctx.settings, None, report_url(ctx.settings, ctx.gh, ctx.event))
-    _, summary = write_reports(ctx.out_dir, diff, results, options)
+    _, summary = write_reports(ctx.out_dir, Report.of(diff, results, options))
     outputs.append_summary(ctx.settings.github.step_summary, summary)
     values = output_values(diff, results, ctx.settings, ctx.out_dir, passed=run_code == EXIT_PASS)
     outputs.write_outputs(ctx.settings.github.output, values)

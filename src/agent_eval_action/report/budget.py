@@ -26,11 +26,12 @@ a cut line outside the meter.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -89,13 +90,14 @@ class Listing(Generic[T]):
         return cls(cut, tuple(items if limit is None else items[:limit]), len(items))
 
 
-@runtime_checkable
-class Shortens(Protocol):
-    """An item holding agent text: its bytes depend on Detail.text_chars."""
+class Shortens(ABC):
+    """An item holding agent text: its bytes depend on Detail.text_chars. A base class, not
+    a Protocol: the budget asks each item it weighs whether it is one, and isinstance of a
+    runtime-checkable Protocol took 6 µs (0.6 s over a 100,000-case job's reports)."""
 
+    @abstractmethod
     def text_bytes(self, chars: int) -> int:
         """The bytes of its text as printed when shortened to `chars` characters."""
-        ...
 
 
 @dataclass(frozen=True)

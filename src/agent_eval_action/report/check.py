@@ -18,7 +18,7 @@ from ..core import AXES, Axis
 from ..results import Results, Status
 from . import markdown
 from .escape import truncate
-from .model import gate_counts_failing
+from .model import Report, gate_counts_failing
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
 MAX_COMMANDS_PER_LEVEL = 10  # what the runner keeps per level and step
@@ -179,12 +179,17 @@ def annotation_batches(
 def check_output(
     diff: Diff, current: Results, options: markdown.Options | None = None
 ) -> CheckOutput:
-    summary, text = markdown.check_parts(diff, current, options)
+    return check_output_of(Report.of(diff, current, options or markdown.Options()))
+
+
+def check_output_of(report: Report) -> CheckOutput:
+    """check_output from the Report the action renders its other reports from."""
+    summary, text = markdown.check_parts_of(report)
     return CheckOutput(
-        title=truncate(markdown.headline(diff, current), 200),
+        title=truncate(markdown.headline(report.diff, report.current), 200),
         summary=summary,
         text=text,
-        annotations=case_annotations(diff),
+        annotations=case_annotations(report.diff),
     )
 
 

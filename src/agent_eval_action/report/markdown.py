@@ -27,12 +27,15 @@ __all__ = [
     "Options",
     "case_class",
     "check_parts",
+    "check_parts_of",
     "comment",
+    "comment_of",
     "delta_bar",
     "headline",
     "marker",
     "score",
     "summary",
+    "summary_of",
 ]
 
 COMMENT_LIMIT = 65_536  # bytes of an issue comment body, marker included
@@ -76,15 +79,32 @@ def comment(
     diff: Diff, current: Results, options: Options | None = None, *, limit: int = COMMENT_LIMIT
 ) -> str:
     """The PR comment: regressions first, the rest collapsed, within `limit` bytes."""
-    report = Report.of(diff, current, options or Options())
-    return _fitted(report, _COMMENT, limit, with_marker=True, hint=_IN_SUMMARY)
+    return comment_of(Report.of(diff, current, options or Options()), limit=limit)
 
 
 def summary(
     diff: Diff, current: Results, options: Options | None = None, *, limit: int = SUMMARY_LIMIT
 ) -> str:
     """The job summary: the full report, within `limit` bytes (cut likewise)."""
-    report = Report.of(diff, current, options or Options())
+    return summary_of(Report.of(diff, current, options or Options()), limit=limit)
+
+
+def check_parts(
+    diff: Diff, current: Results, options: Options | None = None, *, limit: int = CHECK_LIMIT
+) -> tuple[str, str]:
+    """A check run's output summary (verdict, provenance, tables) and text (the cases)."""
+    return check_parts_of(Report.of(diff, current, options or Options()), limit=limit)
+
+
+# The same from one Report: the action renders all three from one (its lists are a pass
+# over every case).
+
+
+def comment_of(report: Report, *, limit: int = COMMENT_LIMIT) -> str:
+    return _fitted(report, _COMMENT, limit, with_marker=True, hint=_IN_SUMMARY)
+
+
+def summary_of(report: Report, *, limit: int = SUMMARY_LIMIT) -> str:
     return _fitted(
         report,
         Detail(collapse_rest=False, text_chars=4_000),
@@ -94,11 +114,7 @@ def summary(
     )
 
 
-def check_parts(
-    diff: Diff, current: Results, options: Options | None = None, *, limit: int = CHECK_LIMIT
-) -> tuple[str, str]:
-    """A check run's output summary (verdict, provenance, tables) and text (the cases)."""
-    report = Report.of(diff, current, options or Options())
+def check_parts_of(report: Report, *, limit: int = CHECK_LIMIT) -> tuple[str, str]:
     head = _fitted(report, Detail(), limit, with_marker=False, hint=_IN_SUMMARY, parts=("head",))
     body = _fitted(report, _COMMENT, limit, with_marker=False, hint=_IN_SUMMARY, parts=("body",))
     return head, body

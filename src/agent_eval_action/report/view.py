@@ -28,7 +28,7 @@ from ..compare.model import (
 from ..core import Axis
 from ..results import Results, Source, Status
 from . import escape
-from .budget import Cut, Detail, Listing, size
+from .budget import Cut, Detail, Listing, Shortens, size
 from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, WARNINGS
 from .divergence import divergence_text
 from .escape import Md
@@ -231,7 +231,7 @@ def _changed_metrics(case: CaseDiff) -> CaseRow:
 
 
 @dataclass(frozen=True)
-class Divergence:
+class Divergence(Shortens):
     """A case's first divergent turn, as a diff block: a regressed case's against its
     baseline run, a failing case's against its eval file."""
 
@@ -355,7 +355,7 @@ def _failed_metrics(case: CaseDiff) -> CaseRow:
 
 
 @dataclass(frozen=True)
-class OddRow:
+class OddRow(Shortens):
     """An added, removed, errored or incomplete case, and why."""
 
     name: str
