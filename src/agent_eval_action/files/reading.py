@@ -7,8 +7,10 @@ import hashlib
 import mmap
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeAlias
+from typing import BinaryIO, TypeAlias
 
 from ..errors import InputError
 
@@ -17,25 +19,32 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # an eval or config file larger than this is 
 Buffer: TypeAlias = bytes | mmap.mmap | memoryview  # a file's bytes, read or mapped
 
 
-def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes, at most `limit` of them. The size a file reports is checked first
-    (a quick refusal), but not trusted: a device, a pipe or `/proc` file (or a symlink to
-    one, e.g. to /dev/zero) reports 0, so the read itself stops one byte past the limit."""
+@contextmanager
+def _opened(path: Path, display: str) -> Iterator[BinaryIO]:
+    """The file open for reading; what the system refuses, as one line naming it."""
     try:
-        size = path.stat().st_size
-        if size > limit:
-            raise InputError(f"file is {size} bytes; the limit is {limit}", display)
         with path.open("rb") as handle:
-            raw = handle.read(limit + 1)
-        if len(raw) > limit:
-            raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
-        return raw
+            yield handle
     except FileNotFoundError:
         raise InputError("no such file", display) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", display) from None
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", display) from None
+
+
+def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes, at most `limit` of them. The size a file reports is checked first
+    (a quick refusal), but not trusted: a device, a pipe or `/proc` file (or a symlink to
+    one, e.g. to /dev/zero) reports 0, so the read itself stops one byte past the limit."""
+    with _opened(path, display) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise InputError(f"file is {size} bytes; the limit is {limit}", display)
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
+    return raw
 
 
 def read_mapped(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> Buffer:
@@ -47,20 +56,13 @@ def read_mapped(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> Buffer
 
     The mapping stays for as long as anything holds on to it, e.g. msgspec.Raw values
     decoded from it, and goes with the last of them."""
-    try:
-        with path.open("rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
-                return read_bytes(path, display, limit)
+    with _opened(path, display) as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_size > 0:
             if info.st_size > limit:
                 raise InputError(f"file is {info.st_size} bytes; the limit is {limit}", display)
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except FileNotFoundError:
-        raise InputError("no such file", display) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", display) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", display) from None
+    return read_bytes(path, display, limit)
 
 
 def decode(raw: bytes, display: str) -> str:
