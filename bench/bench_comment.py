@@ -3,7 +3,8 @@
     python bench/bench_comment.py                 # 100,000 cases, best of 3
     python bench/bench_comment.py --history 10    # with main's older baselines, as the action
                                                   # fetches them by default
-    python bench/bench_compare.py --cases 10000 --versus-json   # the 10,000-case yardstick
+    python bench/bench_comment.py --versus 10000  # and the 10,000-case yardstick, timed
+                                                  # just before each run of the job
 
 Issue 16, item 4: a 100,000-case run posts its comment within the records' targets
 (peak RSS <= 1 GB, <= 12x the 10,000-case `compare --format markdown` time). Set up as
@@ -16,7 +17,9 @@ rendering and posting the comment, the check run and the job summary. With --his
 main's history goes N push runs further back, each with a baseline artifact of its own
 (other texts: no run of one matches another's), which the job downloads and loads too. Its
 wall time and its own peak RSS (VmHWM, printed by the process as it exits), the best of
---repeat runs.
+--repeat runs. With --versus N the yardstick, `compare --format markdown` of two N-case
+Results files (bench_compare.yardstick), is timed just before each run of the job, so both
+sides of the ratio see the machine in the same state (run_all.py's records section).
 The figures measured, and where the memory goes: bench/README.md, "The comment job at scale".
 """
 
@@ -37,7 +40,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(BENCH))
 
-from bench_compare import _CLI, SRC, make_results  # noqa: E402
+from bench_compare import _CLI, SRC, best_process, make_results, yardstick  # noqa: E402
 from fakes.github import FakeGitHub  # noqa: E402
 from helpers.action_harness import (  # noqa: E402
     Runner,
@@ -80,6 +83,7 @@ def measure(
     profile: str | None = None,
     history: int = 0,
     walk: bool = False,
+    versus: int = 0,
 ) -> dict:
     rng = random.Random(seed)
     changed = set(rng.sample(range(cases), cases // 50))
@@ -121,8 +125,13 @@ def measure(
                 script.write_text(_CLI, encoding="utf-8")
                 argv = [sys.executable, "-m", "cProfile", "-o", profile, str(script), str(SRC)]
                 argv.append("action")
-            best = (float("inf"), 0.0)
+            if versus:  # the yardstick's files, in a folder of their own
+                (tmp_path / "yardstick").mkdir()
+                measure_yardstick = yardstick(tmp_path / "yardstick", versus)[0]
+            best, yardstick_s = (float("inf"), 0.0), float("inf")
             for attempt in range(repeat):
+                if versus:  # just before each run of the job: both in the same machine state
+                    yardstick_s = min(yardstick_s, best_process(measure_yardstick, 1)[0])
                 runner.out_dir = tmp_path / f"out{attempt}"
                 env["INPUT_OUTPUT-DIR"] = str(runner.out_dir)
                 started = time.perf_counter()
@@ -151,6 +160,8 @@ def measure(
         "history": history,
         "walk": walk,
         "downloads": fetched,
+        "versus": versus,
+        "yardstick_s": yardstick_s if versus else None,
     }
 
 
@@ -170,9 +181,19 @@ def main() -> None:
         help="the baseline's artifact without main's record (as push runs before it stored "
         "one left them): the job downloads and folds each older baseline",
     )  # fmt: skip
+    parser.add_argument(
+        "--versus", type=int, default=0, metavar="N",
+        help="also time issue 16's yardstick, `compare --format markdown` of two N-case "
+        "Results files, just before each run of the job (best of --repeat, as the job)",
+    )  # fmt: skip
     args = parser.parse_args()
     figures = measure(
-        args.cases, args.repeat, profile=args.profile, history=args.history, walk=args.walk
+        args.cases,
+        args.repeat,
+        profile=args.profile,
+        history=args.history,
+        walk=args.walk,
+        versus=args.versus,
     )
     if args.json:
         print(json.dumps(figures))
@@ -187,6 +208,12 @@ def main() -> None:
         "characters "
         f"(best of {figures['repeat']})"
     )
+    if figures["yardstick_s"] is not None:
+        print(
+            f"  the yardstick, `compare --format markdown` of {figures['versus']:,} cases, "
+            f"run just before each: {figures['yardstick_s']:.2f} s; the job "
+            f"{figures['comment_s'] / figures['yardstick_s']:.1f}x it"
+        )
 
 
 if __name__ == "__main__":

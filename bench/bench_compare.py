@@ -342,20 +342,29 @@ def best_process_cpu(argv: list[str], repeat: int) -> tuple[float, float, float]
     return best[0], best[1], cpu
 
 
-def versus_json(cases: int, runs: int, seed: int, turns: int | None, repeat: int) -> dict:
-    """`compare --format markdown` on two Results files against a bare json.load of both."""
+def yardstick(
+    folder: Path, cases: int, runs: int = 1, seed: int = 8, turns: int | None = 1
+) -> tuple[list[str], Path, Path]:
+    """Issue 16's yardstick, set up in `folder`: two Results files (baseline and current, one
+    case in 50 regressed) and the argv of the `compare --format markdown` process on them."""
     rng = random.Random(seed)
     changed = set(rng.sample(range(cases), cases // 50))
+    base, cur = folder / "baseline.json", folder / "current.json"
+    make_results(cases, runs, set(), seed, turns).write(base)
+    make_results(cases, runs, changed, seed + 1, turns).write(cur)
+    argv = [
+        *(sys.executable, "-c", _CLI, str(SRC), "compare"),
+        *("--baseline", str(base), "--current", str(cur)),
+        *("--format", "markdown", "--out", os.devnull),
+    ]
+    return argv, base, cur
+
+
+def versus_json(cases: int, runs: int, seed: int, turns: int | None, repeat: int) -> dict:
+    """`compare --format markdown` on two Results files against a bare json.load of both."""
     with tempfile.TemporaryDirectory() as tmp:
-        base, cur = Path(tmp, "baseline.json"), Path(tmp, "current.json")
-        make_results(cases, runs, set(), seed, turns).write(base)
-        make_results(cases, runs, changed, seed + 1, turns).write(cur)
+        argv, base, cur = yardstick(Path(tmp), cases, runs, seed, turns)
         sizes = [p.stat().st_size / 1024 / 1024 for p in (base, cur)]
-        argv = [
-            *(sys.executable, "-c", _CLI, str(SRC), "compare"),
-            *("--baseline", str(base), "--current", str(cur)),
-            *("--format", "markdown", "--out", os.devnull),
-        ]
         json_s, json_mb = best_process([sys.executable, "-c", _JSON, str(base), str(cur)], repeat)
         compare_s, compare_mb = best_process(argv, repeat)
     return {
