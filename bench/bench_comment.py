@@ -127,11 +127,11 @@ def measure(
                 argv.append("action")
             if versus:  # the yardstick's files, in a folder of their own
                 (tmp_path / "yardstick").mkdir()
-                measure_yardstick = yardstick(tmp_path / "yardstick", versus)[0]
+                yardstick_argv = yardstick(tmp_path / "yardstick", versus)[0]
             best, yardstick_s = (float("inf"), 0.0), float("inf")
             for attempt in range(repeat):
                 if versus:  # just before each run of the job: both in the same machine state
-                    yardstick_s = min(yardstick_s, best_process(measure_yardstick, 1)[0])
+                    yardstick_s = min(yardstick_s, best_process(yardstick_argv, 1)[0])
                 runner.out_dir = tmp_path / f"out{attempt}"
                 env["INPUT_OUTPUT-DIR"] = str(runner.out_dir)
                 started = time.perf_counter()

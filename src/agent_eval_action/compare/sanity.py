@@ -309,7 +309,7 @@ def check_text(text: str | Buffer, display: str) -> None:
     surrogate: a high half not followed by a low one, or a low half on its own. (Raw
     surrogates cannot get this far: the file is read as strict UTF-8.)"""
     pattern = _SURROGATE_ESCAPE if isinstance(text, str) else _SURROGATE_ESCAPE_BYTES
-    backslash = "\\" if isinstance(text, str) else b"\\"
+    backslash, newline = ("\\", "\n") if isinstance(text, str) else (b"\\", b"\n")
     paired_up_to = -1  # where the last pair's low half ends
     for match in pattern.finditer(text):  # type: ignore[arg-type]
         at = match.start()
@@ -326,7 +326,7 @@ def check_text(text: str | Buffer, display: str) -> None:
             paired_up_to = after.end()
             continue
         before_it = text[:at] if isinstance(text, str) else bytes(text[:at])
-        line = before_it.count("\n" if isinstance(text, str) else b"\n") + 1  # type: ignore[arg-type]
+        line = before_it.count(newline) + 1  # type: ignore[arg-type]
         digits = match.group(1)
         digits = digits if isinstance(digits, str) else digits.decode("ascii")
         raise ResultsRefused(

@@ -38,13 +38,7 @@ def read_bytes(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> bytes:
     (a quick refusal), but not trusted: a device, a pipe or `/proc` file (or a symlink to
     one, e.g. to /dev/zero) reports 0, so the read itself stops one byte past the limit."""
     with _opened(path, display) as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > limit:
-            raise InputError(f"file is {size} bytes; the limit is {limit}", display)
-        raw = handle.read(limit + 1)
-    if len(raw) > limit:
-        raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
-    return raw
+        return _read_capped(handle, os.fstat(handle.fileno()).st_size, display, limit)
 
 
 def read_mapped(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> Buffer:
@@ -58,11 +52,25 @@ def read_mapped(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> Buffer
     decoded from it, and goes with the last of them."""
     with _opened(path, display) as handle:
         info = os.fstat(handle.fileno())
-        if stat.S_ISREG(info.st_mode) and info.st_size > 0:
-            if info.st_size > limit:
-                raise InputError(f"file is {info.st_size} bytes; the limit is {limit}", display)
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    return read_bytes(path, display, limit)
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+            return _read_capped(handle, info.st_size, display, limit)
+        _refuse_over(info.st_size, display, limit)
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _read_capped(handle: BinaryIO, size: int, display: str, limit: int) -> bytes:
+    """What is left to read of the open file whose reported size is `size` (0 for a device
+    or a pipe, so the read itself stops one byte past the limit)."""
+    _refuse_over(size, display, limit)
+    raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
+    return raw
+
+
+def _refuse_over(size: int, display: str, limit: int) -> None:
+    if size > limit:
+        raise InputError(f"file is {size} bytes; the limit is {limit}", display)
 
 
 def decode(raw: bytes, display: str) -> str:

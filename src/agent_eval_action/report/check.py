@@ -1,6 +1,6 @@
 """The check run's output and the annotations, for the Checks API or as workflow commands.
 
-Pure functions: the action sends `check_output(...)` with `annotation_batches` (the API
+Pure functions: the action sends `check_output_of(report)` with `annotation_batches` (the API
 takes at most 50 annotations per request and appends them on each update), or prints
 `workflow_commands(...)` when it cannot write checks (a fork's read-only token). The runner
 keeps only 10 annotations of each level per step, so the most important come first and
