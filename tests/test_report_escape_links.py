@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 import pytest
 from helpers.factory import case
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from report_diffs import pair
 
 from agent_eval_action.report import check, escape, markdown
@@ -150,3 +152,31 @@ def test_no_link_to_the_hostile_host_in_comment_summary_or_check_run(hostile):
         rendered = to_html(page)
         links = re.findall(r'<a [^>]*href="([^"]*)"', rendered)
         assert not [link for link in links if "evil" in link], (name, links)
+
+
+# Text near what links: the characters each pattern of escape._unlink looks for, and others.
+_LINKISH = st.text(alphabet="@#gGhH-wW.:/_aAfF0179 x\n", max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINKISH)
+@example("a@b")
+@example("see #1")
+@example("gh-12")
+@example("sha deadbee.")
+@example("ftp://x")
+@example("WWW.x")
+def test_a_text_the_quick_scan_passes_has_nothing_to_unlink(text):
+    # _unlink skips its four passes when one scan finds none of what they look for: the
+    # scan must find whatever any of them would
+    if escape._LINKY.search(text) is None:
+        for pattern in (escape._AT, escape._ISSUE, escape._HEX_RUN, escape._URL):
+            assert pattern.search(text) is None, (pattern.pattern, text)
+
+
+@pytest.mark.parametrize("name", ["tool_trajectory_avg_score", "a|b @c", "x" * 300])
+def test_inline_code_is_the_same_escaped_once_or_again(name):
+    # short names are escaped once and kept (lru_cache); a long text each time
+    first, again = escape.code(name), escape.code(escape.Md(name))
+    assert first == again == escape._code(name)
+    assert isinstance(again, escape.Md)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Final, Literal, Self
 import msgspec
 
 from .core import AXES, Axis, CaseKey, RunnerKind, TrajectoryPolicy
-from .files import Buffer, replacing
+from .files import Buffer, Sink, replacing
 
 SCHEMA: Final = "agent-eval-results/1"
 
@@ -565,7 +565,7 @@ def write_json(record: Record, items: str, path: Path, *, end: bytes = b"") -> N
         stream_json(record, items, out, end=end)
 
 
-def stream_json(record: Record, items: str, out: BinaryIO, *, end: bytes = b"") -> None:
+def stream_json(record: Record, items: str, out: Sink, *, end: bytes = b"") -> None:
     """Write `dump_json(record)`, then `end`, to `out`, with its list field `items` (a
     top-level key of its JSON, never omitted) encoded _BATCH items at a time, so that only
     their JSON is in memory at once.

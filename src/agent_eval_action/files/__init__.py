@@ -16,11 +16,13 @@ from .reading import (
     sha256,
     utf8_bytes,
 )
-from .writing import replacing, write_whole
+from .writing import Behind, Sink, replacing, write_whole
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "Behind",
     "Buffer",
+    "Sink",
     "decode",
     "read_bytes",
     "read_mapped",

@@ -1,24 +1,127 @@
-"""Writing a file whole or not at all."""
+"""Writing a file whole or not at all, the kernel's share of a large write done beside the
+caller's next work."""
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
+
+from .reading import Buffer
 
 # Results and Diffs are written a few cases at a time, KBs each: in writes of 1 MB, not
 # Python's default 8 KB (a 250 MB file took a third less time)
 _BUFFER = 1 << 20
+# Buffers in flight: one being filled, one being written, one spare for an uneven pace
+_BUFFERS = 3
+
+
+class Sink(Protocol):
+    """What a record is streamed into: a binary file, or a `Behind`."""
+
+    def write(self, data: Buffer, /) -> int: ...
+
+
+class Behind:
+    """Writes to `raw` (an unbuffered binary file) from a thread of its own, in blocks of
+    _BUFFER bytes.
+
+    Taking a page of the page cache for each 4 KiB written is most of writing a large file
+    (on a VM, the first touch of memory it has not used lately): about as long as encoding
+    what is written. The kernel releases Python's lock while it copies, so a thread that
+    does the writing lets the caller encode the next block meanwhile, on another core. A
+    file that fits in one block is written by the caller at `close`, no thread started.
+
+    `write` copies what it is given (the caller may reuse it); an error of the thread's
+    (a full disk) is raised by the next `write` or by `close`. Used as a context manager:
+    closed when the block ends, or only stopped (nothing more written, the thread waited
+    for) when it ends by an exception."""
+
+    def __init__(self, raw: Sink) -> None:
+        self._raw = raw
+        self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
+        self._full: queue.SimpleQueue[tuple[bytearray, int] | None] = queue.SimpleQueue()
+        self._block, self._used = bytearray(_BUFFER), 0
+        self._made = 1  # blocks made so far, at most _BUFFERS
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def __enter__(self) -> Behind:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self._stop()
+
+    def write(self, data: Buffer, /) -> int:
+        view = memoryview(data).cast("B")
+        size = len(view)
+        while view:
+            taken = view[: _BUFFER - self._used]
+            self._block[self._used : self._used + len(taken)] = taken
+            self._used += len(taken)
+            view = view[len(taken) :]
+            if self._used == _BUFFER:
+                self._hand_over()
+        return size
+
+    def close(self) -> None:
+        """Write what is left and wait for the thread; raise its error, if it had one."""
+        if self._thread is None:  # one block or less: no thread was needed
+            _write_all(self._raw, memoryview(self._block)[: self._used])
+            return
+        if self._used:
+            self._full.put((self._block, self._used))
+        self._stop()
+        if self._error is not None:
+            raise self._error
+
+    def _hand_over(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._drain, name="write-behind", daemon=True)
+            self._thread.start()
+        self._full.put((self._block, self._used))
+        if self._made < _BUFFERS:
+            self._block, self._made = bytearray(_BUFFER), self._made + 1
+        else:
+            self._block = self._free.get()  # one the thread has written
+        self._used = 0
+
+    def _stop(self) -> None:
+        if self._thread is not None:
+            self._full.put(None)
+            self._thread.join()
+
+    def _drain(self) -> None:
+        while (item := self._full.get()) is not None:
+            block, used = item
+            if self._error is None:
+                try:
+                    _write_all(self._raw, memoryview(block)[:used])
+                except BaseException as err:  # raised in the caller's thread
+                    self._error = err
+            self._free.put(block)
+
+
+def _write_all(raw: Sink, view: memoryview) -> None:
+    while view:  # a regular file takes it all at once
+        view = view[raw.write(view) :]
 
 
 @contextmanager
-def replacing(path: Path) -> Iterator[BinaryIO]:
-    """A file to write `path` through: `.NAME.tmp` beside it, renamed over it once written,
-    removed if anything fails, so that no reader ever sees half a file. Missing folders are
-    made. A path that is there and is not a regular file (`/dev/null`, `/dev/stdout`, a
-    pipe) is written into, never replaced: renaming a file over /dev/null as root would
-    turn the device into a file for every process on the machine."""
+def replacing(path: Path) -> Iterator[Sink]:
+    """A file to write `path` through: `.NAME.tmp` beside it (written `Behind`), renamed over
+    it once written, removed if anything fails, so that no reader ever sees half a file.
+    Missing folders are made. A path that is there and is not a regular file (`/dev/null`,
+    `/dev/stdout`, a pipe) is written into, never replaced: renaming a file over /dev/null
+    as root would turn the device into a file for every process on the machine."""
     if path.exists() and not path.is_file():
         with path.open("wb") as out:
             yield out
@@ -26,7 +129,7 @@ def replacing(path: Path) -> Iterator[BinaryIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("wb", buffering=_BUFFER) as out:
+        with tmp.open("wb", buffering=0) as raw, Behind(raw) as out:
             yield out
         tmp.replace(path)
     except BaseException:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from ..files import Behind
+
 RAW_NAME = "results.json"
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
@@ -93,7 +95,8 @@ class _Budget:
             self.fail(f"{name} uses an unsupported compression ({exc})")
         except _READ_ERRORS as exc:
             self.fail(f"{name} is corrupt ({exc})")
-        with stream, target.open("wb") as out:
+        # written behind: the kernel takes in one block while the next is inflated
+        with stream, target.open("wb", buffering=0) as raw, Behind(raw) as out:
             while True:
                 try:
                     chunk = stream.read(_CHUNK)

@@ -20,6 +20,7 @@ escape everything else as a cell (the strictest inline context) by default.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 ZWSP = "\u200b"  # breaks GitHub's autolinking without changing what a reader sees
 
@@ -40,6 +41,8 @@ _HEX_RUN = re.compile(r"\b[0-9a-fA-F]{7,}\b")
 # Every `www.` (GitHub links it after `_`, `*`, `~` and `(` too, where `\b` does not see a
 # word start) and every `://` after a letter (a scheme).
 _URL = re.compile(r"(?<=[A-Za-z])(://)|(www)(\.)", re.IGNORECASE)
+# What any of the four above needs to find (more, not less): a text without it has none
+_LINKY = re.compile(r"[@#]|GH-|[0-9a-fA-F]{7}|://|www\.", re.IGNORECASE)
 # Backslash-escaped in inline markdown: emphasis, links, code, tables, strikethrough, headings.
 _MD_PUNCT = re.compile(r"([\\`*_\[\]|~#!])")
 _LINE_START = re.compile(r"^(\s*(?:\d+)?)([-+.)])(?=\s|$)")  # would start a list item
@@ -63,6 +66,8 @@ def plain(value: object) -> str:
 
 def _unlink(text: str) -> str:
     """Break what GitHub would turn into a mention, a reference or a link."""
+    if _LINKY.search(text) is None:  # most texts: one scan, not four
+        return text
     text = _AT.sub("@" + ZWSP, text)
     text = _ISSUE.sub(lambda m: m.group(1) + ZWSP, text)
     text = _HEX_RUN.sub(lambda m: ZWSP.join(re.findall(".{1,6}", m.group())), text)
@@ -101,8 +106,20 @@ def html(value: object) -> Md:
 
 def code(value: object) -> Md:
     """Inline code, usable in a table cell: <code> with entities (`|` as &#124;)."""
-    inner = _MD_PUNCT.sub(r"\\\1", _unlink(_entities(_one_line(_clean(value)))))
+    text = "" if value is None else str(value)
+    # names (of metrics, of tools) are shown again and again: each escaped once
+    return _short_code(text) if len(text) <= _SHORT else _code(text)
+
+
+_SHORT = 200  # characters of a text whose inline code is kept once made
+
+
+def _code(text: str) -> Md:
+    inner = _MD_PUNCT.sub(r"\\\1", _unlink(_entities(_one_line(_clean(text)))))
     return Md("<code>" + inner.replace("\\|", "&#124;") + "</code>")
+
+
+_short_code = lru_cache(maxsize=4096)(_code)
 
 
 def code_block(value: object, lang: str = "") -> Md:
