@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import AXES, Axis, CaseKey
 from ..errors import InputError
-from ..files import read_bytes, replacing
+from ..files import read_bytes, read_mapped, replacing
 from ..results import Instant, Source
 from .loading import MAX_RESULTS_BYTES
 from .past import ABSENT, DIGEST, RECORDED, SAMPLED, STATUSES, Past, Tables
@@ -103,17 +103,24 @@ def _store(past: Past, seen: np.ndarray, renumber: np.ndarray) -> _StoredPast:
     )
 
 
-def read_record(path: Path, display: str, bounded: Bounded | None = None) -> MainRecord:
+def read_record(
+    path: Path, display: str, bounded: Bounded | None = None, *, mapped: bool = False
+) -> MainRecord:
     """The record stored at `path`; ResultsRefused (one line naming `display`) when it is
-    not a record this version wrote or anything in it is out of bounds."""
+    not a record this version wrote or anything in it is out of bounds. `mapped`: the file
+    is this process's own, taken out of an artifact (files/reading.read_mapped): its
+    columns are copied out as they are decoded, so the mapping goes on return."""
+    read = read_mapped if mapped else read_bytes
     try:
-        data = read_bytes(path, display, MAX_RESULTS_BYTES)  # capped as Results are
+        data = read(path, display, MAX_RESULTS_BYTES)  # capped as Results are
     except InputError as err:
         raise ResultsRefused(err.message, display) from None
     try:
         stored = msgspec.msgpack.decode(data, type=_Stored)
     except (msgspec.DecodeError, msgspec.ValidationError) as err:
         raise ResultsRefused(f"not a main record: {err}", display) from None
+    finally:
+        del data
     return _Reader(display, bounded).record(stored)
 
 

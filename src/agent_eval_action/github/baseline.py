@@ -136,7 +136,7 @@ def carried_record(
     if not path.exists():
         return None
     try:
-        record = read_record(path, f"{what}: {RECORD_NAME}", bounded)
+        record = read_record(path, f"{what}: {RECORD_NAME}", bounded, mapped=True)
     except ResultsRefused as err:
         path.unlink(missing_ok=True)
         return f"{what}: its {RECORD_NAME} is refused ({err}); the older baselines are read"
