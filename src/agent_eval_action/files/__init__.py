@@ -16,7 +16,7 @@ from .reading import (
     sha256,
     utf8_bytes,
 )
-from .writing import Behind, Sink, replacing, write_whole
+from .writing import Behind, Sink, replacing, write_whole, written_behind
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -31,4 +31,5 @@ __all__ = [
     "sha256",
     "utf8_bytes",
     "write_whole",
+    "written_behind",
 ]

@@ -116,6 +116,14 @@ def _write_all(raw: Sink, view: memoryview) -> None:
 
 
 @contextmanager
+def written_behind(path: Path) -> Iterator[Sink]:
+    """`path` opened for writing (made, or emptied), written `Behind`: unbuffered, since
+    Behind gathers the blocks itself."""
+    with path.open("wb", buffering=0) as raw, Behind(raw) as out:
+        yield out
+
+
+@contextmanager
 def replacing(path: Path) -> Iterator[Sink]:
     """A file to write `path` through: `.NAME.tmp` beside it (written `Behind`), renamed over
     it once written, removed if anything fails, so that no reader ever sees half a file.
@@ -129,7 +137,7 @@ def replacing(path: Path) -> Iterator[Sink]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        with tmp.open("wb", buffering=0) as raw, Behind(raw) as out:
+        with written_behind(tmp) as out:
             yield out
         tmp.replace(path)
     except BaseException:

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ..files import Behind
+from ..files import written_behind
 
 RAW_NAME = "results.json"
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 10_000
-# Bytes read and written at a time: below glibc's mmap threshold (128 KiB), so the buffers are
+# Bytes inflated at a time: below glibc's mmap threshold (128 KiB), so the buffers are
 # reused, where 1 MiB ones were each mapped and unmapped (a 250 MB entry: 60,000 page faults)
 _CHUNK = 1 << 16
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header; an empty zip's end record
@@ -96,7 +96,7 @@ class _Budget:
         except _READ_ERRORS as exc:
             self.fail(f"{name} is corrupt ({exc})")
         # written behind: the kernel takes in one block while the next is inflated
-        with stream, target.open("wb", buffering=0) as raw, Behind(raw) as out:
+        with stream, written_behind(target) as out:
             while True:
                 try:
                     chunk = stream.read(_CHUNK)
