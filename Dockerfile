@@ -23,4 +23,8 @@ COPY src /src/src
 RUN pip install --no-cache-dir --constraint /src/constraints.txt "/src[adk]" \
     && rm -rf /src
 
-ENTRYPOINT ["/usr/local/bin/agent-eval-action"]
+# An isolated interpreter (-I): neither the workspace (the current folder, where a PR may
+# commit a folder named like the tool's package) nor PYTHONPATH, PYTHONWARNINGS,
+# PYTHONBREAKPOINT or the user site-packages under HOME (earlier steps may write
+# /github/home) decide what it imports; -u since it reads no PYTHONUNBUFFERED either.
+ENTRYPOINT ["/usr/local/bin/python", "-I", "-u", "-m", "agent_eval_action"]

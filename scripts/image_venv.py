@@ -216,13 +216,22 @@ def smoke(venv: Path) -> dict:
                     f"--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
                 )
             _log(f"run {evals}: {EXPECTED_PASSED} of {EXPECTED_CASES} passed, as documented")
-    seconds["action"] = smoke_action(entry, env)
+    seconds["action"] = smoke_action(venv, env)
     return {"version": version, "run_s": seconds}
 
 
-def smoke_action(entry: Path, env: dict[str, str]) -> float:
-    """The image's own command line, `agent-eval-action action`, as the runner starts it: a
-    workflow_dispatch without a PR (mode run), no token, so no GitHub API is needed."""
+def entrypoint(venv: Path) -> list[str]:
+    """The Dockerfile's ENTRYPOINT, its interpreter the venv's: the image's command line."""
+    for line in (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines():
+        if line.startswith("ENTRYPOINT "):
+            argv = json.loads(line.removeprefix("ENTRYPOINT "))
+            return [str(_python(venv)) if argv[0].endswith("/python") else argv[0], *argv[1:]]
+    raise SystemExit("image-venv: the Dockerfile has no ENTRYPOINT line")
+
+
+def smoke_action(venv: Path, env: dict[str, str]) -> float:
+    """The image's own command line (its ENTRYPOINT, then `action`), as the runner starts
+    it: a workflow_dispatch without a PR (mode run), no token, so no GitHub API is needed."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "event.json").write_text('{"inputs": {}}', encoding="utf-8")
@@ -244,7 +253,7 @@ def smoke_action(entry: Path, env: dict[str, str]) -> float:
         )
         started = time.perf_counter()
         done = subprocess.run(
-            [str(entry), "action"], cwd=ROOT, env=runner_env, capture_output=True, text=True
+            [*entrypoint(venv), "action"], cwd=ROOT, env=runner_env, capture_output=True, text=True
         )
         elapsed = time.perf_counter() - started
         problem = _check_results(

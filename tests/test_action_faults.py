@@ -83,8 +83,9 @@ def test_the_agent_runs_in_the_agent_stage_and_the_scores_come_from_another(runn
     results = json.loads((runner.out_dir / "results.json").read_text())
     answer = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
     parent = json.loads(answer["parts"][0]["text"])
-    # the worker's parent is the agent stage: `run-cases`, which neither judges nor scores
-    assert parent[1:4] == ["-m", "agent_eval_action", "run-cases"]
+    # the worker's parent is the agent stage: `run-cases` in an isolated interpreter (-I,
+    # launch.py), which neither judges nor scores
+    assert parent[1:6] == ["-I", "-u", "-m", "agent_eval_action", "run-cases"]
     assert "--out" not in parent and "--fail-on" not in parent
     assert results["run_config"]["runner"] == "command"  # scored from the stage's traces
 

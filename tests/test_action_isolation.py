@@ -1,38 +1,26 @@
 """The PR's code cannot reach the action's token or the runner's files (docs/security.md).
 
-An agent that tries every road we know of runs through the real entry point, as root (as a
-container action runs), in GitHub's layout: the workspace and the file-command files owned
-by the runner's user (uid 1001), mode 0644; a HOME it may not write; a checkout credential
-in RUNNER_TEMP (0600) and in the workspace's .git/config; a Docker socket. The action runs
-from the image's virtualenv (scripts/image_venv.py, built from a Python every user may
-read), with this tree's code first on PYTHONPATH.
+An agent that tries every road we know of runs through the image's entry point, as root (as
+a container action runs), in GitHub's layout (helpers/layout.py): the workspace and the
+file-command files owned by the runner's user (uid 1001), mode 0644; a HOME it may not
+write; a checkout credential in RUNNER_TEMP (0600) and in the workspace's .git/config; a
+Docker socket. The action runs from the image's virtualenv (scripts/image_venv.py, built
+from a Python every user may read, holding this tree's package).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.action_harness import TOKEN, Runner, pr_payload
-from helpers.paths import IMAGE_PYTHON, ISOLATED, ROOT, need_isolation
+from helpers.layout import RUNNER_UID, Layout, github_layout
+from helpers.paths import IMAGE_PACKAGE, ISOLATED, ROOT
 
 pytestmark = [pytest.mark.e2e, ISOLATED]
-
-RUNNER_UID = 1001  # GitHub's runner user: owns the workspace and the file-command files
-FILE_COMMANDS = (
-    "GITHUB_OUTPUT",
-    "GITHUB_STEP_SUMMARY",
-    "GITHUB_ENV",
-    "GITHUB_PATH",
-    "GITHUB_STATE",
-)
 
 PROBE = r"""
 import json, os, socket, subprocess, sys
@@ -123,92 +111,31 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie is dead, only not yet collected by its parent
 
 
-def _own(path: Path, uid: int, mode: int) -> None:
-    os.chown(path, uid, uid)
-    path.chmod(mode)
-
-
 @pytest.fixture
-def layout() -> Iterator[dict[str, Path]]:
-    need_isolation()
-    base = Path(tempfile.mkdtemp(prefix="agent-eval-layout-"))
-    base.chmod(0o755)
-    paths = {
-        name: base / name for name in ("workspace", "file_commands", "home", "runner_temp", "out")
-    }
-    for path in paths.values():
-        path.mkdir()
-    workspace = paths["workspace"]
-    case = {
-        "eval_id": "probe",
-        "conversation": [
-            {
-                "user_content": {"role": "user", "parts": [{"text": "hello"}]},
-                "final_response": {"role": "model", "parts": [{"text": "hi"}]},
-            }
-        ],
-    }
-    (workspace / "evals").mkdir()
-    (workspace / "evals" / "probe.evalset.json").write_text(
-        json.dumps({"eval_set_id": "probe", "eval_cases": [case]})
-    )
-    (workspace / "probe.py").write_text(PROBE)
-    (workspace / ".git").mkdir()
-    (workspace / ".git" / "config").write_text(
-        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3M=\n'
-    )
-    credential = paths["runner_temp"] / "git-credentials-1.config"
-    credential.write_text("[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n")
-    for name in FILE_COMMANDS:
-        (paths["file_commands"] / name.lower()).write_text("")
-    for top in ("workspace", "file_commands", "home", "runner_temp"):
-        for folder, _, files in os.walk(paths[top]):
-            _own(Path(folder), RUNNER_UID, 0o755)
-            for file in files:
-                _own(Path(folder) / file, RUNNER_UID, 0o644)
-    _own(credential, RUNNER_UID, 0o600)
-    docker = socket.socket(socket.AF_UNIX)
-    docker.bind(str(base / "docker.sock"))
-    docker.listen(1)
-    (base / "docker.sock").chmod(0o660)  # root and the docker group, as on a runner
-    paths["docker"], paths["credential"] = base / "docker.sock", credential
-    yield paths
-    docker.close()
-    shutil.rmtree(base, ignore_errors=True)
+def layout() -> Iterator[Layout]:
+    with github_layout(PROBE) as made:
+        yield made
 
 
 def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Runner, layout):
-    workspace = layout["workspace"]
+    workspace = layout.workspace
     templates = [
         ROOT / "src" / "agent_eval_action" / "report" / "templates" / "report.md.j2",
-        *IMAGE_PYTHON.parent.parent.glob(
-            "lib/python3*/site-packages/agent_eval_action/report/templates/report.md.j2"
-        ),
+        IMAGE_PACKAGE / "report" / "templates" / "report.md.j2",
     ]
     before = {path: path.read_bytes() for path in templates}
-    commands = {name: layout["file_commands"] / name.lower() for name in FILE_COMMANDS}
+    commands = layout.commands()
     plan = {
         "token": TOKEN,
         "file_commands": [str(p) for p in commands.values()],
         "templates": [str(p) for p in templates],
-        "docker": str(layout["docker"]),
-        "credential": str(layout["credential"]),
-        "home": str(layout["home"]),
+        "docker": str(layout.docker),
+        "credential": str(layout.credential),
+        "home": str(layout.home),
     }
     (workspace / "probe.json").write_text(json.dumps(plan))
-    os.chown(workspace / "probe.json", RUNNER_UID, RUNNER_UID)
-    done = _run_in(
-        layout,
-        runner,
-        env={
-            **{name: str(path) for name, path in commands.items()},
-            "HOME": str(layout["home"]),
-            "RUNNER_TEMP": str(layout["runner_temp"]),
-            "GITHUB_TOKEN": TOKEN,
-            "PATH": f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
-        },
-    )
-    results = json.loads((layout["out"] / "results.json").read_text())
+    done = layout.run(runner, env={"GITHUB_TOKEN": TOKEN})
+    results = json.loads((layout.out / "results.json").read_text())
     actual = results["cases"][0]["runs"][0]["invocations"][0]["actual"]["final_response"]
     seen = json.loads(actual["parts"][0]["text"])
 
@@ -256,40 +183,14 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
     assert done.returncode == 1, done.stdout + done.stderr  # "hi" was expected
 
 
-def _run_in(
-    layout, runner: Runner, *, env: dict[str, str] | None = None, **inputs: str
-) -> subprocess.CompletedProcess[str]:
-    """The action from the image's virtualenv, in the layout's workspace, on PR #7."""
-    head = "e" * 40
-    runner.fake.add_pull(7, head, "d" * 40)
-    environment = runner.env(
-        "pull_request",
-        pr_payload(7, head, "d" * 40),
-        evals="evals",
-        command=f"{IMAGE_PYTHON} probe.py",
-        baseline="none",
-        **{"output-dir": str(layout["out"])},
-        **inputs,
-    )
-    environment.update(GITHUB_WORKSPACE=str(layout["workspace"]), PYTHONPATH=str(ROOT / "src"))
-    environment.update(env or {})
-    return subprocess.run(
-        [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
-        cwd=layout["workspace"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def test_a_file_the_prs_user_cannot_read_is_bad_input_naming_it(runner: Runner, layout):
-    hidden = layout["workspace"] / "evals" / "probe.evalset.json"
+    hidden = layout.workspace / "evals" / "probe.evalset.json"
     hidden.chmod(0o600)  # the runner's user's alone
-    done = _run_in(layout, runner)
+    layout.give_to_runner = lambda: None  # keep it so
+    done = layout.run(runner)
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{hidden.name}: " in done.stdout and "Permission denied" in done.stdout
-    assert not (layout["out"] / "results.json").exists()
+    assert not (layout.out / "results.json").exists()
 
 
 def test_without_isolation_the_log_and_the_report_say_so_once(runner: Runner):

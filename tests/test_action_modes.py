@@ -258,3 +258,49 @@ def test_a_sharded_push_run_merged_stores_mains_record_too(runner: Runner, basel
     record = read_record(runner.out_dir / RECORD_NAME, RECORD_NAME)
     assert [p.source.sha for p in record.past] == [json.loads(baseline_results)["source"]["sha"]]
     assert len(record.tables.keys) == 6
+
+
+def test_output_dir_must_be_a_folder_of_the_actions_own(runner: Runner, tmp_path: Path):
+    head = "e" * 40
+    runner.fake.add_pull(7, head, "d" * 40)
+    workspace = tmp_path / "workspace"
+    (workspace / "out").mkdir(parents=True)
+    (workspace / "out" / "notes.txt").write_text("mine")
+    for value, said in (
+        (".", "input output-dir: the workspace (or a folder above it)"),
+        ("out", "input output-dir: it holds 'notes.txt', which is not one of the action's files"),
+    ):
+        env = runner.env("pull_request", pr_payload(7, head, "d" * 40), **{"output-dir": value})
+        env["GITHUB_WORKSPACE"] = str(workspace)
+        done = runner.run(env)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert said in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert (workspace / "out" / "notes.txt").read_text() == "mine"  # never a user's file
+    assert sorted(p.name for p in workspace.iterdir()) == ["out"]
+
+
+def test_output_dir_holds_this_runs_files_and_loses_the_actions_stale_ones(
+    runner: Runner, tmp_path: Path
+):
+    """A results.json and a merge-base.json already there (an earlier run's, or committed):
+    this run's results replace the one, the other, which this run did not write, goes."""
+    head = "e" * 40
+    runner.fake.add_pull(7, head, "d" * 40)
+    out = tmp_path / "workspace" / "agent-eval-results"
+    out.mkdir(parents=True)
+    (out / "results.json").write_text('{"forged": true}')
+    (out / "merge-base.json").write_text('{"forged": true}')
+    env = runner.env(
+        "pull_request", pr_payload(7, head, "d" * 40), baseline="none",
+        **{"output-dir": "agent-eval-results"},
+    )  # fmt: skip
+    env["GITHUB_WORKSPACE"] = str(out.parent)
+    done = runner.run(env)
+    assert done.returncode == 1, done.stdout + done.stderr  # the example's failing case
+    assert json.loads((out / "results.json").read_text())["schema"].startswith("agent-eval-")
+    assert not (out / "merge-base.json").exists()
+    assert {"results.json", "diff.json", "report.md", "summary.md", "pr.json"} <= {
+        p.name for p in out.iterdir()
+    }
+    assert "results-path<<" in runner.output.read_text()
+    assert runner.outputs()["results-path"] == "agent-eval-results/results.json"

@@ -6,13 +6,24 @@ cases run once more on the merge-base's code, merge-base.json lands in output-di
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.action_harness import Runner, clean_env, pr_payload, zipped
-from helpers.paths import IMAGE_PYTHON, ISOLATED, WORKERS, need_isolation, python_command
+from helpers.paths import (
+    IMAGE_PYTHON,
+    ISOLATED,
+    WORKERS,
+    image_entrypoint,
+    need_isolation,
+    python_command,
+)
 from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, order_case
 from test_paired import commit, git
 
@@ -137,68 +148,116 @@ def test_a_shallow_checkout_skips_paired_runs_with_a_note_in_the_report(
 
 
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace
+PYTHON_WITH_USER_SITE = Path("/usr/bin/python3.11")  # Debian's: it reads ~/.local
 
 
-@ISOLATED
-def test_isolated_the_prs_user_runs_main_code_in_the_worktree(runner: Runner):
-    """As root, in GitHub's layout (the checkout owned by the runner's user): the action
-    makes the worktree, and main's agent runs there as the PR's user, who can read it."""
-    import os
-    import shutil
-    import tempfile
-
+@pytest.fixture
+def layout() -> Iterator[Path]:
     need_isolation()
     top = Path(tempfile.mkdtemp(prefix="agent-eval-paired-layout-"))
     top.chmod(0o755)
     try:
-        agent = (WORKERS / "table_agent.py").read_text()
-        repo, base, head = _checkout(
-            top,
-            {"a": RIGHT, "b": RIGHT},
-            {"a": RIGHT, "b": SKIPS_THE_TOOL},
-            {"table_agent.py": agent},
-        )
-        command = f"{IMAGE_PYTHON} table_agent.py table.json"
-        argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
-        git(repo, "checkout", "-q", base)
-        made = subprocess.run(
-            [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
-            capture_output=True,
-        )  # fmt: skip
-        assert made.returncode == 0, made.stderr
-        git(repo, "checkout", "-q", head)
-        for folder, _, files in os.walk(repo):
-            os.chown(folder, RUNNER_UID, RUNNER_UID)
-            for file in files:
-                os.chown(Path(folder) / file, RUNNER_UID, RUNNER_UID)
-        fake = runner.fake
-        fake.add_commit(base, [])
-        fake.add_commit(head, [base])
-        run = fake.add_workflow_run(head_sha=base, path=".github/workflows/agent-eval.yml")
-        baseline = (top / "base.json").read_bytes()
-        fake.add_artifact(
-            "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
-        )
-        fake.add_pull(7, head, base)
-        env = runner.env(
-            "pull_request", pr_payload(7, head, base), evals="evals", command=command,
-            history="0", paired="true", **{"output-dir": str(top / "out")},
-        )  # fmt: skip
-        env.update(
-            GITHUB_WORKSPACE=str(repo),
-            PYTHONPATH=str(Path(__file__).resolve().parent.parent / "src"),
-            PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin",
-        )
-        done = subprocess.run(
-            [str(IMAGE_PYTHON), "-m", "agent_eval_action", "action"],
-            cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        assert done.returncode == 1, done.stdout + done.stderr
-        assert "no isolation" not in done.stdout
-        paired = json.loads((top / "out" / "merge-base.json").read_text())
-        assert paired["source"]["sha"] == base
-        assert [r["run"] for r in paired["cases"][0]["runs"]] == [2, 3, 4]
-        assert paired["cases"][0]["status"] == "passed"  # main's code ran, and read its table
-        assert git(repo, "worktree", "list").count("\n") == 0
+        yield top
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _run_isolated(
+    runner: Runner, top: Path, main_table: dict, pr_table: dict, python: Path, pr_agent: str = ""
+) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """As root, in GitHub's layout (the checkout owned by the runner's user), the image's
+    entry point on a PR whose agent is table_agent.py run by `python` (`pr_agent` put before
+    it in the PR's commit); (what the action did, the repository, main's sha)."""
+    agent = (WORKERS / "table_agent.py").read_text()
+    repo, base, head = _checkout(top, main_table, pr_table, {"table_agent.py": agent})
+    if pr_agent:
+        (repo / "table_agent.py").write_text(pr_agent + agent)
+        git(repo, "commit", "-q", "-a", "--amend", "-m", "the PR")
+        head = git(repo, "rev-parse", "HEAD")
+    command = f"{python} table_agent.py table.json"
+    argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
+    git(repo, "checkout", "-q", base)
+    made = subprocess.run(
+        [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
+        capture_output=True,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    git(repo, "checkout", "-q", head)
+    for folder, _, files in os.walk(repo):
+        os.chown(folder, RUNNER_UID, RUNNER_UID)
+        for file in files:
+            os.chown(Path(folder) / file, RUNNER_UID, RUNNER_UID)
+    fake = runner.fake
+    fake.add_commit(base, [])
+    fake.add_commit(head, [base])
+    run = fake.add_workflow_run(head_sha=base, path=".github/workflows/agent-eval.yml")
+    baseline = (top / "base.json").read_bytes()
+    fake.add_artifact(
+        "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
+    )
+    fake.add_pull(7, head, base)
+    env = runner.env(
+        "pull_request", pr_payload(7, head, base), evals="evals", command=command,
+        history="0", paired="true", **{"output-dir": str(top / "out")},
+    )  # fmt: skip
+    env.update(
+        GITHUB_WORKSPACE=str(repo), PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
+    )
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [*image_entrypoint(), "action"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return done, repo, base
+
+
+@ISOLATED
+def test_isolated_main_code_runs_in_the_worktree_as_a_user_of_its_own(runner: Runner, layout):
+    """As root, in GitHub's layout: the action makes the worktree, and main's agent runs
+    there as a user of its own, who can read it."""
+    main_table, pr_table = {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    done, repo, base = _run_isolated(runner, layout, main_table, pr_table, IMAGE_PYTHON)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "no isolation" not in done.stdout
+    paired = json.loads((layout / "out" / "merge-base.json").read_text())
+    assert paired["source"]["sha"] == base
+    assert [r["run"] for r in paired["cases"][0]["runs"]] == [2, 3, 4]
+    assert paired["cases"][0]["status"] == "passed"  # main's code ran, and read its table
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+# The PR's agent, before it answers: a usercustomize.py in its user's HOME that, wherever
+# main's code runs from the merge-base's worktree, makes main's agent skip the tool, so
+# that main's paired runs fail as the PR's do and the regression passes as noise.
+PLANTS_IN_HOME = r"""
+import os, sys
+_SABOTAGE = (
+    "import json, os\n"
+    "if 'merge-base' in os.getcwd():\n"
+    "    _load = json.load\n"
+    "    def load(f, **kw):\n"
+    "        return {k: dict(v, tools=[]) for k, v in _load(f, **kw).items()}\n"
+    "    json.load = load\n"
+)
+_site = os.path.join(
+    os.path.expanduser("~"), ".local", "lib",
+    f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages",
+)
+os.makedirs(_site, exist_ok=True)
+with open(os.path.join(_site, "usercustomize.py"), "w") as _out:
+    _out.write(_SABOTAGE)
+"""
+
+
+@ISOLATED
+def test_isolated_the_prs_code_cannot_sabotage_mains_paired_runs(runner: Runner, layout):
+    if not PYTHON_WITH_USER_SITE.exists():
+        pytest.skip(f"{PYTHON_WITH_USER_SITE} is absent: no Python that reads a user site")
+    main_table, pr_table = {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    done, _, _ = _run_isolated(
+        runner, layout, main_table, pr_table, PYTHON_WITH_USER_SITE, PLANTS_IN_HOME
+    )
+    # main's code ran as a user of its own, whose HOME the PR's code never touched
+    assert done.returncode == 1, done.stdout + done.stderr
+    paired = json.loads((layout / "out" / "merge-base.json").read_text())
+    assert paired["cases"][0]["status"] == "passed"

@@ -23,7 +23,7 @@ from agent_eval_action.action.sandbox import FIRST_UID, claims_folder
 # when empty; the files in argv[2] protected), "-N" removes the Nth created; prints the
 # created uids, or the error's text.
 SCENARIO = """
-import json, sys
+import json, sys, tempfile
 from pathlib import Path
 from agent_eval_action.action import sandbox
 from agent_eval_action.errors import InfrastructureError
@@ -31,10 +31,12 @@ from agent_eval_action.errors import InfrastructureError
 claims = Path(sys.argv[1]) if sys.argv[1] else None
 protected = list(Path(sys.argv[2]).iterdir()) if sys.argv[2] else []
 users = []
+within = Path(tempfile.mkdtemp())  # the run's folder of root's the scratch folders go in
+within.chmod(0o711)
 try:
     for step in sys.argv[3:]:
         if step == "+":
-            users.append(sandbox.create(protected, claims))
+            users.append(sandbox.create(protected, within, claims))
             assert users[-1].switched, users[-1].gap
         else:
             users[int(step[1:])].remove()

@@ -14,7 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from fakes.github import REPO, REPO_ID
+from fakes.github import FORK, FORK_ID, REPO, REPO_ID
 
 from helpers.paths import ROOT, python_command
 
@@ -97,16 +97,26 @@ def repository() -> dict:
     return {"id": REPO_ID, "full_name": REPO, "default_branch": "main"}
 
 
-def fork_run_completed(run_id: int, head: str, conclusion: str = "failure") -> dict:
+def fork_run_completed(
+    run_id: int,
+    head: str,
+    conclusion: str = "failure",
+    *,
+    head_repo: str = FORK,
+    head_repo_id: int = FORK_ID,
+    head_branch: str = "feature",
+) -> dict:
     """The `workflow_run` event of a fork's PR run (`.github/workflows/agent-eval.yml`) that
-    ended with `conclusion`: what the fork-safe comment job (mode comment) runs on."""
+    ended with `conclusion`: what the fork-safe comment job (mode comment) runs on. The run
+    was on `head_branch` of `head_repo` (the fake's fork, as `add_pull(head_repo=FORK)` has
+    it, unless given)."""
     return {
         "action": "completed",
         "workflow_run": {
             "id": run_id, "event": "pull_request", "conclusion": conclusion,
-            "head_sha": head, "head_branch": "feature", "pull_requests": [],
+            "head_sha": head, "head_branch": head_branch, "pull_requests": [],
             "path": ".github/workflows/agent-eval.yml",
-            "head_repository": {"full_name": "forker/demo"},
+            "head_repository": {"id": head_repo_id, "full_name": head_repo},
         },
         "repository": repository(),
     }  # fmt: skip

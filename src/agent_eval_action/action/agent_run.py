@@ -1,12 +1,12 @@
-"""Running the PR's code: the agent's requirements and the eval run, in child processes.
+"""Running the PR's code: the eval run as child processes (docs/action.md, Runtime).
 
-The children get a scrubbed environment (runners/environment.py): the GitHub token and the
-Actions runtime tokens never reach a process that runs project code, and the in-process
-ADK runner runs in the child, not in the action's own process that holds the token.
-
-The action is PID 1 in its container, where SIGTERM has no default effect: `Children`
-forwards SIGTERM/SIGINT to the running child (whose `run` writes partial Results and exits
-3) and makes the action itself stop at the next step (`Cancelled`).
+The agent stage (`run-cases`) runs as the PR's user and writes its traces into that user's
+scratch folder; the score stage (`score`), which runs none of the PR's code, scores a copy
+root took of them, by descriptor (files/safe.py). Everything the stages pass each other
+otherwise (plans of rounds, copies of traces, the judge's cache, serve-users' records) is in
+root's private folder; a round's plan reaches the agent stage on its standard input. The
+Results are written into the run folder (action/workdirs.py): a verdict is only ever
+computed from what this run's score stage wrote there.
 """
 
 from __future__ import annotations
@@ -14,129 +14,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
-import shutil
 import signal
-import stat
 import subprocess
-import sys
-import tempfile
-import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
-from types import FrameType
 
+from .. import launch
 from ..compare.loading import load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..core import CaseKey
-from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
+from ..errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
+from ..files.safe import Refused, copy_capped
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import rounds, sampling_rounds
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
-from ..runners.environment import scrubbed_environment
 from . import outputs
-from .merge_base import MergeBaseRuns
+from .children import Children, Overran, child_environment
+from .merge_base import MainUser, MergeBaseRuns
 from .sandbox import PrUser
 from .settings import Settings
-
-
-class Cancelled(Exception):
-    """SIGTERM or SIGINT arrived: stop, keep what is written, exit 3."""
-
-
-class Children:
-    """Runs one child process at a time, relays its output, and forwards termination
-    signals to it."""
-
-    def __init__(self) -> None:
-        self.current: subprocess.Popen[bytes] | None = None
-        self.cancelled = False
-
-    def install(self) -> None:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, self._on_signal)
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.cancelled = True
-        child = self.current
-        if child is not None and child.poll() is None:
-            child.send_signal(signum)  # the child winds down and writes partial Results
-            return
-        raise Cancelled(signal.Signals(signum).name)
-
-    def call(
-        self,
-        argv: Sequence[str],
-        env: dict[str, str],
-        *,
-        user: PrUser | None = None,
-        after_cancel: bool = False,
-        tail: list[str] | None = None,
-        pass_fds: Sequence[int] = (),
-    ) -> int:
-        """Run a child to its end, as the PR user when `user` is given (then whatever it
-        left running is killed once it exits). Its output is relayed to the log as text,
-        never as workflow commands; `tail` keeps its last lines. Once cancelled, only an
-        `after_cancel` child still starts (one that saves what a cancelled run finished)."""
-        if self.cancelled and not after_cancel:
-            raise Cancelled("cancelled before start")
-        pipe, out = subprocess.PIPE, subprocess.STDOUT
-        if user is not None and user.switched:
-            child = subprocess.Popen(
-                list(argv),
-                env=env,
-                stdout=pipe,
-                stderr=out,
-                user=user.uid,
-                group=user.gid,
-                extra_groups=[],  # none of root's groups (docker's among them)
-                umask=0o077,
-                pass_fds=tuple(pass_fds),
-            )
-        else:
-            child = subprocess.Popen(
-                list(argv), env=env, stdout=pipe, stderr=out, pass_fds=tuple(pass_fds)
-            )
-        self.current = child
-        assert child.stdout is not None
-        relay = outputs.Relay(child.stdout, tail)
-        relay.start()
-        try:
-            while True:
-                try:
-                    code = child.wait()
-                    break
-                except Cancelled:  # raised by a second signal while we wait: keep waiting
-                    continue
-        finally:
-            self.current = None
-            if user is not None:
-                user.kill_leftovers()  # daemons too: nothing of the PR's outlives its stage
-            relay.finish()
-        return code
-
-
-# The runner's file commands: the step's outputs, job summary, environment and PATH for
-# later steps. Only the action writes them; the PR's code has no business there.
-FILE_COMMANDS = (
-    "GITHUB_OUTPUT",
-    "GITHUB_STEP_SUMMARY",
-    "GITHUB_ENV",
-    "GITHUB_PATH",
-    "GITHUB_STATE",
-)
-
-
-def child_environment() -> dict[str, str]:
-    env = scrubbed_environment(os.environ)
-    for name in FILE_COMMANDS:
-        env.pop(name, None)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return env
 
 
 def score_environment(settings: Settings) -> dict[str, str]:
@@ -148,92 +47,19 @@ def score_environment(settings: Settings) -> dict[str, str]:
     return env
 
 
-def install_requirements(settings: Settings, children: Children, user: PrUser) -> dict[str, str]:
-    """Install the agent's requirements as the PR user, into its scratch folder, before
-    anything runs; return what the agent stage's environment adds to find them.
-
-    A `--command` agent gets a virtualenv of its own, with whatever pins it asks for (its
-    `python` on PATH is the venv's). Any other agent runs in the tool's own interpreter, so
-    its requirements go to a folder on PYTHONPATH, constrained to the versions the tool
-    runs with (google-adk excepted): a pin that would replace one of the tool's own
-    dependencies is bad input naming the package. A pyproject.toml installs its
-    [project.dependencies]."""
-    if settings.requirements is None:
-        return {}
-    path = Path(settings.requirements)
-    if not path.is_file():
-        raise InputError("input requirements: no such file", file=path)
-    requirements = _requirements_file(path, user)
-    env = user.environment(child_environment())
-    outputs.say(f"installing the agent's requirements from {path} as the PR's user")
-    tail: list[str] = []
-    if settings.agent_input == "command":
-        venv = user.scratch / "venv"
-        code = children.call([sys.executable, "-m", "venv", str(venv)], env, user=user)
-        if code == 0:
-            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-r", str(requirements)]
-            code = children.call(pip, env, user=user, tail=tail)
-        added = {
-            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-            "VIRTUAL_ENV": str(venv),
-        }
-    else:
-        target, constraints = user.scratch / "site", _constraints(user)
-        argv = [sys.executable, "-m", "pip", "install", "--target", str(target)]
-        argv += ["--constraint", str(constraints), "-r", str(requirements)]
-        code = children.call(argv, env, user=user, tail=tail)
-        added = {"PYTHONPATH": str(target)}
-    if children.cancelled:
-        raise Cancelled("cancelled while installing requirements")
-    if code != 0:
-        raise InputError(f"input requirements: {_why_pip_failed(tail, code)}", file=path)
-    return added
-
-
-def _requirements_file(path: Path, user: PrUser) -> Path:
-    """The requirements as a pip requirements file (a pyproject.toml's dependencies)."""
-    if path.name != "pyproject.toml":
-        return path.resolve()
-    try:
-        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise InputError(f"input requirements: cannot read it: {err}", file=path) from None
-    dependencies = project.get("dependencies") if isinstance(project, dict) else None
-    if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
-        raise InputError("input requirements: no [project] dependencies list", file=path)
-    out = user.scratch / "requirements.txt"
-    out.write_text("".join(f"{d}\n" for d in dependencies), encoding="utf-8")
-    return out
-
-
-def _constraints(user: PrUser) -> Path:
-    """Every distribution the tool runs with, pinned, except google-adk (an agent may need
-    another release of it)."""
-    pins = sorted(
-        {
-            f"{d.metadata['Name']}=={d.version}"
-            for d in metadata.distributions()
-            if d.metadata["Name"] and d.metadata["Name"].lower().replace("_", "-") != "google-adk"
-        }
-    )
-    out = user.scratch / "constraints.txt"
-    out.write_text("".join(f"{pin}\n" for pin in pins), encoding="utf-8")
-    return out
-
-
-_CONFLICT = re.compile(r"The user requested \(constraint\) ([A-Za-z0-9_.\-]+)")
-
-
-def _why_pip_failed(tail: list[str], code: int) -> str:
-    """One line: which of the tool's own packages a pin conflicts with, else pip's error."""
-    conflicts = sorted({m.group(1) for line in tail for m in [_CONFLICT.search(line)] if m})
-    if conflicts:
-        return (
-            f"it pins {', '.join(conflicts)} to another version than the tool runs with "
-            "(give the agent those versions, or run it as a --command agent with a venv of its own)"
-        )
-    errors = [line.strip() for line in tail if line.strip().startswith("ERROR:")]
-    return f"pip install failed (exit {code}){': ' + errors[-1] if errors else ''}"
+def agent_environment(user: PrUser, added: dict[str, str]) -> dict[str, str]:
+    """The agent stage's environment: the PR user's folders, what its requirements add, and
+    the folders its agent is imported with. The stage is an isolated interpreter (launch.py)
+    that reads no PYTHONPATH: the workflow's, and the requirements' folder, reach its
+    sys.path through launch.AGENT_PATH_ENV, after the tool's own imports."""
+    env = {**user.environment(child_environment()), **added}
+    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    workflow = [str(Path(p).absolute()) for p in given if p]
+    paths = [p for p in (added.get(launch.AGENT_PATH_ENV), *workflow) if p]
+    if paths:
+        env[launch.AGENT_PATH_ENV] = os.pathsep.join(paths)
+    env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
+    return env
 
 
 @dataclass(frozen=True)
@@ -243,6 +69,9 @@ class RunOutcome:
     warnings: list[str] = field(default_factory=list)  # for the Results: what was cut short
     paired_note: str | None = None  # why paired runs on the merge-base were skipped or stopped
     merge_base: Path | None = None  # their Results (merge-base.json), when any ran
+    # why the suite's agent stage left nothing to score (it died, was killed, planted a
+    # link): then there is no verdict, whatever the score stage might have found
+    failure: str | None = None
 
 
 def agent_arguments(settings: Settings) -> list[str]:
@@ -312,6 +141,7 @@ def run_evals(
     children: Children,
     user: PrUser,
     out_dir: Path,
+    private: Path,
     baseline: Path | None,
     history: Sequence[Path] = (),
     *,
@@ -319,139 +149,173 @@ def run_evals(
     agent_env: dict[str, str] | None = None,
     known: MainRecord | None = None,
     paired_base: str | None = None,
+    case_runs: int = 1,
+    main_user: MainUser | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
-    copy of those traces. When it gates on a baseline, confirmation rounds follow
-    (pipeline/confirm.py): the regressed cases alone run again, as the PR user, and the score
-    stage scores every traces file again. With `settings.paired`, each round runs the same
-    cases on the code of the merge-base of HEAD and `paired_base` too (action/merge_base.py),
-    which the score stage scores into merge-base.json, main's newest history. The Results
-    land in out_dir."""
+    copy of those traces in root's `private` folder. When it gates on a baseline,
+    confirmation rounds follow (pipeline/confirm.py): the regressed cases alone run again,
+    as the PR user, and the score stage scores every traces file again, each round's
+    against its plan. With `settings.paired`, each round runs the same cases on the code of
+    the merge-base of HEAD and `paired_base` too (action/merge_base.py), as a user of its own
+    (`main_user`), which the score stage scores into merge-base.json, main's newest history. The Results land in out_dir
+    (the run folder). Each agent stage has a deadline (`stage_deadline`: the suite's
+    `case_runs`, a round's cases); one that runs past it is stopped, and the suite's stage
+    then leaves no verdict."""
     results = out_dir / "results.json"
-    (out_dir / FILE_NAME).unlink(missing_ok=True)  # only this run's paired runs
-    with tempfile.TemporaryDirectory(prefix="agent-eval-score-") as private:
-        traces, copied = user.scratch / "traces.jsonl", Path(private) / "traces.jsonl"
-        agent, score = run_arguments(settings, results, baseline, history, gate=gate)
-        env = {**user.environment(child_environment()), **(agent_env or {})}
-        env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
-        shared = suite_arguments(settings, baseline)
-        records: list[Path] = []  # serve-users' records: how each simulated conversation ended
+    traces = user.scratch / "traces.jsonl"
+    agent, score = run_arguments(settings, results, baseline, history, gate=gate)
+    env = agent_environment(user, agent_env or {})
+    shared = suite_arguments(settings, baseline)
+    records: list[Path] = []  # serve-users' records: how each simulated conversation ended
+    overran: dict[str, str] = {}  # the stages stopped at their deadline, and why
 
-        def agent_stage(argv: list[str], name: str) -> int:
-            """The agent stage as the PR user, scenario turns relayed from serve-users."""
-            turns = UserTurns.start(shared, score_environment(settings), Path(private), name)
-            try:
+    def agent_stage(
+        argv: list[str],
+        name: str,
+        runs: int,
+        plan: Path | None = None,
+        who: PrUser = user,
+        environment: dict[str, str] = env,
+    ) -> int:
+        """The agent stage as the PR user (or main's, `who`; `runs` case-runs), scenario
+        turns relayed from serve-users, a round's plan on its standard input."""
+        turns = UserTurns.start(shared, score_environment(settings), private, name)
+        try:
+            with _reading(plan) as stdin:
                 return children.call(
-                    _module([*argv, *turns.arguments]), env, user=user, pass_fds=turns.fds
+                    launch.Kind.TOOL,
+                    launch.tool(*argv, *turns.arguments),
+                    environment,
+                    user=who,
+                    pass_fds=turns.fds,
+                    stdin=stdin,
+                    deadline=stage_deadline(settings, runs),
                 )
-            finally:
-                record = turns.finish()
-                if record is not None:
-                    records.append(record)
+        except Overran as err:
+            overran[name] = f"the agent stage ({name}): {err}"
+            outputs.say(overran[name])
+            return EXIT_INFRASTRUCTURE
+        finally:
+            record = turns.finish()
+            if record is not None:
+                records.append(record)
 
-        code = agent_stage([*agent, "--traces", str(traces)], "suite")
-        if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE) or not _copy_untrusted(traces, copied):
-            return RunOutcome(code=code, results_path=results)
-        files = [copied]  # the traces the score stage reads: the suite's, then each round's
-        # each round's score stage judges only what the earlier ones did not: their verdicts
-        # wait in a cache only this process's user can read (the judge is never asked twice)
-        cache = ["--judge-cache", str(Path(private) / "judge-cache"), "--judge-cache-this-run"]
+    code = agent_stage([*agent, "--traces", str(traces)], "suite", case_runs)
+    copied = private / traces.name
+    if "suite" in overran:  # what it finished is no suite to give a verdict on
+        return RunOutcome(code, results, failure=overran["suite"])
+    if code not in (EXIT_PASS, EXIT_INFRASTRUCTURE):
+        return RunOutcome(code, results, failure=stage_failure(code))
+    taken = _take_traces(user, traces.name, copied)
+    if taken is not None:
+        return RunOutcome(code, results, failure=taken)
+    files = [copied]  # the traces the score stage reads: the suite's, then each round's
+    plans: list[Path] = []  # each round's plan, which the score stage holds its traces to
+    # each round's score stage judges only what the earlier ones did not: their verdicts
+    # wait in a cache only this process's user can read (the judge is never asked twice)
+    cache = ["--judge-cache", str(private / "judge-cache"), "--judge-cache-this-run"]
 
-        def scored(*, after_cancel: bool = False) -> int:
-            traces_args = [arg for file in files for arg in ("--traces", str(file))]
-            traces_args += [arg for file in records for arg in ("--simulations", str(file))]
-            traces_args += paired.score_arguments() if paired is not None else []
-            argv = _module([*score, *cache, *traces_args])
-            return children.call(argv, score_environment(settings), after_cancel=after_cancel)
+    def scored(*, after_cancel: bool = False) -> int:
+        traces_args = [arg for file in files for arg in ("--traces", str(file))]
+        traces_args += [arg for file in plans for arg in ("--round", str(file))]
+        traces_args += [arg for file in records for arg in ("--simulations", str(file))]
+        traces_args += paired.score_arguments() if paired is not None else []
+        argv = launch.tool(*score, *cache, *traces_args)
+        env = score_environment(settings)
+        return children.call(launch.Kind.TOOL, argv, env, after_cancel=after_cancel)
 
-        paired: MergeBaseRuns | None = None  # made once confirmation rounds may run
-        # after a cancellation too: the score stage turns what finished into partial Results
-        code = scored(after_cancel=True)
-        main_known = known or MainRecord()  # main's record; the rounds add the merge-base's
-        known_now = main_known  # with the merge-base's runs so far
-        merge_base: Results | None = None
+    paired: MergeBaseRuns | None = None  # made once confirmation rounds may run
+    # after a cancellation too: the score stage turns what finished into partial Results
+    code = scored(after_cancel=True)
+    main_known = known or MainRecord()  # main's record; the rounds add the merge-base's
+    known_now = main_known  # with the merge-base's runs so far
+    merge_base: Results | None = None
 
-        def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
-            """The round's cases once more, on the merge-base's code, as the PR user."""
-            assert paired is not None
-            made = paired.stage_arguments(shared, wanted, run, user.scratch)
-            if made is None:
-                return
-            argv, produced = made
-            stage_code = agent_stage(argv, f"merge-base-{run}")
-            copy = Path(private) / produced.name
-            if stage_code != EXIT_PASS or not _copy_untrusted(produced, copy):
-                paired.stopped(stage_code)
-                return
-            paired.traces.append(copy)
+    def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
+        """The round's cases once more, on the merge-base's code, as main's own user."""
+        assert paired is not None
+        made = paired.stage(shared, wanted, run, private)
+        if made is None:
+            return
+        main_env = agent_environment(made.user, made.added)
+        name = f"merge-base-{run}"
+        stage_code = agent_stage(made.argv, name, len(wanted), made.plan, made.user, main_env)
+        copy = private / made.produced.name
+        if stage_code != EXIT_PASS or _take_traces(made.user, made.produced.name, copy):
+            paired.stopped(stage_code)
+            return
+        paired.traces.append(copy)
+        paired.plans.append(made.plan)
 
-        def extra_round(wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
-            """The wanted cases once more (a confirmation, suite or sampling round) as the
-            PR user, every traces file scored again: the new Results, or None when the round
-            was cancelled or failed."""
-            nonlocal code
-            plan = user.scratch / f"confirm-{round_number}.json"
-            run = settings.num_runs + round_number
-            plan.write_text(json.dumps({"run": run, "cases": [[*k, w] for k, w in wanted]}))
-            plan.chmod(0o644)
-            produced = user.scratch / f"traces-{round_number}.jsonl"
-            argv = [*agent, "--traces", str(produced), "--confirm", str(plan)]
-            if agent_stage(argv, f"round-{round_number}") != EXIT_PASS:
+    def extra_round(wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
+        """The wanted cases once more (a confirmation, suite or sampling round) as the
+        PR user, every traces file scored again: the new Results, or None when the round
+        was cancelled or failed."""
+        nonlocal code
+        plan = private / f"confirm-{round_number}.json"
+        run = settings.num_runs + round_number
+        plan.write_text(json.dumps({"run": run, "cases": [[*k, w] for k, w in wanted]}))
+        produced = user.scratch / f"traces-{round_number}.jsonl"
+        argv = [*agent, "--traces", str(produced), "--confirm", "-"]
+        if agent_stage(argv, f"round-{round_number}", len(wanted), plan) != EXIT_PASS:
+            return None
+        if _take_traces(user, produced.name, private / produced.name) is not None:
+            return None
+        files.append(private / produced.name)
+        plans.append(plan)
+        if paired is not None and paired.on:
+            paired_round(wanted, run)
+            if children.cancelled:
                 return None
-            files.append(Path(private) / produced.name)
-            if not _copy_untrusted(produced, files[-1]):
-                return None
-            if paired is not None and paired.on:
-                paired_round(wanted, run)
-                if children.cancelled:
-                    return None
-            code = scored()
-            if code not in (EXIT_PASS, EXIT_GATE_FAILED):
-                return None
-            if paired is not None and paired.traces:
-                nonlocal merge_base, known_now
-                merge_base = _grown_merge_base(out_dir)
-                known_now = main_known.plus(merge_base)
-            return load_results(str(results))
+        code = scored()
+        if code not in (EXIT_PASS, EXIT_GATE_FAILED):
+            return None
+        if paired is not None and paired.traces:
+            nonlocal merge_base, known_now
+            merge_base = _grown_merge_base(out_dir)
+            known_now = main_known.plus(merge_base)
+        return load_results(str(results))
 
-        def confirm(
-            wanted: list[tuple[CaseKey, str]], round_number: int
-        ) -> tuple[Diff, Results] | None:
-            new = extra_round(wanted, round_number)
-            return None if new is None else (_diff(out_dir), new)
+    def confirm(
+        wanted: list[tuple[CaseKey, str]], round_number: int
+    ) -> tuple[Diff, Results] | None:
+        new = extra_round(wanted, round_number)
+        return None if new is None else (_diff(out_dir), new)
 
-        warnings: list[str] = []
-        confirming = gate and baseline is not None  # a shard its own cases, no suite round
-        paired_note: str | None = None
-        if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
-            if settings.paired and settings.shard is None:
-                paired = MergeBaseRuns(settings, paired_base or "", Path.cwd())
-            elif settings.paired:
-                paired_note = SKIPPED.format(why=IN_A_SHARD)
-            try:
-                _, warnings = rounds(
-                    _diff(out_dir),
-                    load_results(str(results)),
-                    known=lambda: known_now,
-                    runs=settings.confirm_runs,
-                    limit=settings.confirm_limit,
-                    confirm=confirm,
-                )
-            finally:
-                if paired is not None:
-                    paired_note = paired.note
-                    paired.close()
-        elif settings.paired and gate:
-            paired_note = SKIPPED.format(why=NO_ROUNDS)
-        if not gate and settings.baseline_runs > 1 and code in (EXIT_PASS, EXIT_GATE_FAILED):
-            # recording main's baseline: main's sampling (pipeline/confirm.py)
-            sampling_rounds(
+    warnings: list[str] = []
+    confirming = gate and baseline is not None  # a shard its own cases, no suite round
+    paired_note: str | None = None
+    if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
+        if settings.paired and settings.shard is None:
+            assert main_user is not None, "paired runs need a user for main's code"
+            paired = MergeBaseRuns(settings, paired_base or "", Path.cwd(), main_user)
+        elif settings.paired:
+            paired_note = SKIPPED.format(why=IN_A_SHARD)
+        try:
+            _, warnings = rounds(
+                _diff(out_dir),
                 load_results(str(results)),
-                known=known_now,
-                runs=settings.baseline_runs,
-                sample=extra_round,
+                known=lambda: known_now,
+                runs=settings.confirm_runs,
+                limit=settings.confirm_limit,
+                confirm=confirm,
             )
+        finally:
+            if paired is not None:
+                paired_note = paired.note
+                paired.close()
+    elif settings.paired and gate:
+        paired_note = SKIPPED.format(why=NO_ROUNDS)
+    if not gate and settings.baseline_runs > 1 and code in (EXIT_PASS, EXIT_GATE_FAILED):
+        # recording main's baseline: main's sampling (pipeline/confirm.py)
+        sampling_rounds(
+            load_results(str(results)),
+            known=known_now,
+            runs=settings.baseline_runs,
+            sample=extra_round,
+        )
     return RunOutcome(
         code=code,
         results_path=results,
@@ -459,6 +323,52 @@ def run_evals(
         paired_note=paired_note,
         merge_base=None if merge_base is None else out_dir / FILE_NAME,
     )
+
+
+# what an agent stage may take beyond its case-runs' own limits: starting, importing ADK
+STAGE_SLACK_S = 600.0
+
+
+def stage_deadline(settings: Settings, case_runs: int) -> float:
+    """The longest an agent stage of `case_runs` case-runs may take: each case-run is cut
+    at `timeout` (all its turns), `concurrency` at once, plus STAGE_SLACK_S."""
+    waves = -(-max(case_runs, 1) // settings.concurrency)
+    return STAGE_SLACK_S + settings.timeout * waves
+
+
+def suite_case_runs(settings: Settings) -> int:
+    """How many case-runs the suite's agent stage will run (all shards': an upper bound),
+    from the eval files as the stages read them."""
+    from ..pipeline.suite import load_suite
+
+    suite = load_suite(settings.evals, settings.config, settings.initial_session)
+    return suite.case_count * settings.num_runs
+
+
+def stage_failure(code: int) -> str:
+    """Why an agent stage that exited `code` (not 0 or 3) left nothing to score."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the agent stage was killed by {name}: nothing was scored"
+    if code == EXIT_BAD_INPUT:
+        return "the agent stage stopped on bad input (its error is above)"
+    return f"the agent stage exited {code} (its output is above): nothing was scored"
+
+
+@contextlib.contextmanager
+def _reading(path: Path | None) -> Iterator[int | None]:
+    """A descriptor of root's file `path` opened for reading (None: none)."""
+    if path is None:
+        yield None
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _grown_merge_base(out_dir: Path) -> Results:
@@ -493,8 +403,9 @@ class UserTurns:
         to_agent_r, to_agent_w = os.pipe()
         record, log = private / f"simulations-{name}.json", private / f"serve-users-{name}.log"
         with log.open("wb") as errors:
-            server = subprocess.Popen(
-                _module(["serve-users", *shared, "--record", str(record)]),
+            server = launch.popen(
+                launch.Kind.TOOL,
+                launch.tool("serve-users", *shared, "--record", str(record)),
                 stdin=to_server_r,
                 stdout=to_agent_w,
                 stderr=errors,
@@ -537,21 +448,19 @@ def _diff(out_dir: Path) -> Diff:
 MAX_TRACES_BYTES = 4 * 1024**3
 
 
-def _copy_untrusted(source: Path, target: Path) -> bool:
-    """Copy a file the PR user wrote, refusing a link (it could point at a file only root
-    may read); False when there is none."""
+def _take_traces(user: PrUser, name: str, target: Path) -> str | None:
+    """Copy the traces file `name` the PR user wrote in its scratch folder to `target`
+    (root's), by descriptor: refused when it is a link, no regular file, has other names,
+    is not the PR user's, or is larger than MAX_TRACES_BYTES (counted while copying). None
+    when it was copied, else why not (said in the log)."""
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    with os.fdopen(fd, "rb") as src, target.open("wb") as out:
-        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
-            return False
-        shutil.copyfileobj(src, out)
-        if out.tell() > MAX_TRACES_BYTES:
-            return False
-    return True
-
-
-def _module(arguments: list[str]) -> list[str]:
-    return [sys.executable, "-m", "agent_eval_action", *arguments]
+        with user.open_scratch(name) as fd:
+            copy_capped(fd, target, MAX_TRACES_BYTES)
+    except FileNotFoundError:
+        why = f"the agent stage wrote no traces ({name})"
+    except (Refused, OSError) as err:
+        why = f"the agent stage's traces {name} were refused: {err.strerror or err}"
+    else:
+        return None
+    outputs.say(why)
+    return why

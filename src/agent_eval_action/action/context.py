@@ -1,5 +1,5 @@
 """What every stage of an action run shares: the settings, the event, the GitHub client
-(None without a token), the output directory and the child-process runner."""
+(None without a token), the run's folders and the child-process runner."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..github.client import GitHub
-from .agent_run import Children
+from .children import Children
 from .event import Event
 from .settings import Settings
+from .workdirs import Workdirs
 
 
 @dataclass
@@ -18,9 +19,20 @@ class Context:
     settings: Settings
     event: Event
     gh: GitHub | None
-    out_dir: Path
+    dirs: Workdirs
+    output_dir: Path  # where the run's files are published at the end, as the input named it
     children: Children
     notes: list[str] = field(default_factory=list)  # for the report: what the run could not do
+
+    @property
+    def out_dir(self) -> Path:
+        """Where the run writes its files (the run folder, root's alone): published into
+        output-dir when the action ends (action/workdirs.py)."""
+        return self.dirs.run
+
+    def shown(self, name: str) -> Path:
+        """The path of the run's file `name` once published, for messages and outputs."""
+        return self.output_dir / name
 
     @property
     def repo(self) -> str:

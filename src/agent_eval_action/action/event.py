@@ -11,10 +11,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from ..github.pulls import PullRequest
 
 # workflow_dispatch inputs that may carry the number of a PR to compare against
 DISPATCH_PR_INPUTS = ("pr-number", "pr_number", "pr")
@@ -94,6 +97,7 @@ class WorkflowRunEvent:
     pull_requests: tuple[int, ...]  # empty for fork PRs: find the PR another way
     head_repo: str | None
     repo: str
+    head_repo_id: int | None = None  # None: the payload names none (a deleted fork?)
     workflow_path: str | None = None  # the triggering run's workflow file, for its baseline
     default_branch: str | None = None
 
@@ -104,6 +108,44 @@ class WorkflowRunEvent:
     @property
     def of_pull_request(self) -> bool:
         return self.event in PR_EVENTS
+
+
+def run_head_moved(event: WorkflowRunEvent, pull: PullRequest) -> str | None:
+    """Whether `pull`, as GitHub has it now, is the PR the triggering run ran for: the same
+    head repository (by id: a name can be taken again), head branch and head commit as the
+    event names (GitHub's payload, not the artifact's pr.json). A PR's head repository and
+    branch never change, so another one, or one that cannot be told (a deleted fork, an
+    event without the id), means the artifact names a PR this run was not for: InputError
+    (exit 2), nothing posted. Then only the commit may differ: the head moved on since the
+    run, the line to print (exit 0, nothing posted); None when all three are the same."""
+    number = f"PR #{pull.number}"
+    if event.head_repo_id is None:
+        raise InputError(
+            "workflow_run event: no field workflow_run.head_repository.id, so no PR can be "
+            "tied to the run's head repository: posting nothing"
+        )
+    run_repo = f"{event.head_repo or 'unnamed'}, id {event.head_repo_id}"
+    if pull.head_repo_id is None:
+        raise InputError(
+            f"{number}'s head repository is gone (a deleted fork): it cannot be tied to "
+            f"the run's ({run_repo}); posting nothing"
+        )
+    if pull.head_repo_id != event.head_repo_id:
+        raise InputError(
+            f"{number} is not this run's PR: its head repository is id {pull.head_repo_id}, "
+            f"the run's is {run_repo}; posting nothing"
+        )
+    if pull.head_ref != event.head_branch:
+        raise InputError(
+            f"{number} is not this run's PR: its head branch is {pull.head_ref!r}, the "
+            f"run's is {event.head_branch!r}; posting nothing"
+        )
+    if pull.head_sha != event.head_sha:
+        return (
+            f"{number}'s head is {pull.head_sha[:12]}, not {event.head_sha[:12]} "
+            "(moved on since the run): posting nothing"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -235,6 +277,7 @@ def _workflow_run(p: _Payload) -> WorkflowRunEvent:
         ),
         head_repo=p.optional("workflow_run.head_repository.full_name", str),
         repo=p.get("repository.full_name", str),
+        head_repo_id=p.optional("workflow_run.head_repository.id", int),
         workflow_path=p.optional("workflow_run.path", str),
         default_branch=p.optional("repository.default_branch", str),
     )

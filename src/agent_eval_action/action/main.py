@@ -27,15 +27,17 @@ from ..errors import (
     InputError,
     fault_line,
 )
+from ..files import BENEATH_ENV, read_beneath
 from ..github.client import GitHub, GitHubError
 from ..github.env import GitHubEnv
 from ..report import escape, render
 from . import outputs
-from .agent_run import Cancelled, Children
+from .children import Cancelled, Children
 from .context import Context
 from .event import load_event, select_mode
 from .modes import MODES
 from .settings import parse_settings
+from .workdirs import OutputDir, Workdirs
 
 MODEL_KEYS = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # the agent's and the judge's: masked in logs
 
@@ -62,14 +64,24 @@ def main(env: Mapping[str, str] | None = None) -> int:
             if settings.github_token
             else None
         )
-        out_dir = Path(settings.output_dir)
+        workspace = Path(settings.github.workspace or os.getcwd())
+        # the checkout is the PR's: no file in it is read through a link, here or in a child
+        read_beneath(workspace)
+        os.environ[BENEATH_ENV] = str(workspace)
+        output_dir = OutputDir.open(settings.output_dir, workspace)
+        dirs = Workdirs.make()
         try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):  # a file where a folder must be
-            raise InputError("input output-dir: a file stands in its place", out_dir) from None
-        context = Context(settings, event, gh, out_dir, children)
-        print(f"agent-eval-action: {mode.value} mode for the {settings.github.event_name} event")
-        return MODES[mode](context)
+            context = Context(settings, event, gh, dirs, output_dir.path, children)
+            print(
+                f"agent-eval-action: {mode.value} mode for the {settings.github.event_name} event"
+            )
+            return MODES[mode](context)
+        finally:
+            try:  # whatever the run wrote, whole, even when it stopped on a fault
+                output_dir.publish(dirs.run)
+            finally:
+                output_dir.close()
+                dirs.remove()
     except InputError as err:
         return _fail(EXIT_BAD_INPUT, str(err), environ)
     except Cancelled:

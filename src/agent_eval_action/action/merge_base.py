@@ -5,9 +5,11 @@ sha; else `origin/<default branch>`): on the merge commit a `pull_request` check
 that is the base itself, on the PR's head the commit it branched from. The action (root)
 makes its worktree in a folder of its own, which the PR's user may read but never write
 (so nothing of the PR's can wait there for git to follow, and main's code stays as it
-was); each round's agent stage there runs as the PR's user with the same scrubbed
-environment as the PR's own (never the token, never the judge's key). The score stage
-scores its traces into merge-base.json beside results.json.
+was); each round's agent stage there runs as a user of its own, not the PR's (whose code
+could have left anything in its HOME, caches or requirements for main's code to run), with
+main's requirements installed for it (the requirements file at the same path in the
+worktree) and the same scrubbed environment as the PR's (never the token, never the
+judge's key). The score stage scores its traces into merge-base.json beside results.json.
 """
 
 from __future__ import annotations
@@ -15,13 +17,31 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import CaseKey
+from ..errors import InputError
 from ..pipeline import paired as pairing
 from .event import Event, MergeGroupEvent, PullRequestEvent
+from .sandbox import PrUser
 from .settings import Settings
+
+# main's user for a worktree: (the user, what its environment adds for its requirements)
+MainUser = Callable[[Path], tuple[PrUser, dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class MainStage:
+    """A round's agent stage on the merge-base's code: its command line, the traces file it
+    writes (in its user's scratch folder), its plan (root's), and the user it runs as."""
+
+    argv: list[str]
+    produced: Path
+    plan: Path
+    user: PrUser
+    added: dict[str, str]
 
 
 def base_of(event: Event, default_branch: str) -> str:
@@ -36,10 +56,15 @@ class MergeBaseRuns:
     """The merge-base's worktree and the traces its rounds wrote (copied for the score
     stage); `note` says why paired runs were skipped or stopped."""
 
-    def __init__(self, settings: Settings, base: str, workspace: Path) -> None:
+    def __init__(
+        self, settings: Settings, base: str, workspace: Path, main_user: MainUser
+    ) -> None:
         self.settings, self.workspace = settings, workspace
+        self.main_user = main_user
+        self.side: tuple[PrUser, dict[str, str]] | None = None  # made at the first round
         self.note: str | None = None
         self.traces: list[Path] = []
+        self.plans: list[Path] = []  # each traces file's round plan, for the score stage
         self.scratch: Path | None = None
         self.worktree: pairing.Worktree | None = None
         found = pairing.find(base, workspace, settings.agent_input, fork_point=True)
@@ -55,16 +80,16 @@ class MergeBaseRuns:
     def on(self) -> bool:
         return self.note is None and self.worktree is not None
 
-    def stage_arguments(
+    def stage(
         self,
         shared: Sequence[str],
         wanted: Sequence[tuple[CaseKey, str]],
         run: int,
-        scratch: Path,
-    ) -> tuple[list[str], Path] | None:
-        """The `run-cases` command line of a round on the merge-base's code and the traces
-        file it writes (in the PR user's `scratch`, as the PR's own rounds do); None when
-        paired runs stop here (`note` says why)."""
+        private: Path,
+    ) -> MainStage | None:
+        """A round's agent stage on the merge-base's code, its plan written in root's
+        `private` folder (the stage reads it on its standard input); None when paired runs
+        stop here (`note` says why)."""
         if not self.on:
             return None
         assert self.worktree is not None
@@ -80,14 +105,21 @@ class MergeBaseRuns:
         if isinstance(there, str):
             self.note = there
             return None
+        if self.side is None:
+            try:
+                self.side = self.main_user(tree)
+            except InputError as err:
+                self.note = pairing.SKIPPED.format(why=f"main's requirements: {err}")
+                return None
+        user, added = self.side
         flags, start = there
-        plan = scratch / f"merge-base-{run}.json"
+        plan = private / f"merge-base-{run}.json"
         cases = [[*key, what] for key, what in pairing.paired(wanted, self.worktree.commit.sha)]
         plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
-        plan.chmod(0o644)
-        produced = scratch / f"merge-base-traces-{run}.jsonl"
+        produced = user.scratch / f"merge-base-traces-{run}.jsonl"
         argv = ["run-cases", *shared, *flags, "--agent-cwd", str(start)]
-        return [*argv, "--traces", str(produced), "--confirm", str(plan)], produced
+        argv += ["--traces", str(produced), "--confirm", "-"]
+        return MainStage(argv, produced, plan, user, added)
 
     def stopped(self, code: int) -> None:
         self.note = pairing.STOPPED.format(code=code)
@@ -97,9 +129,15 @@ class MergeBaseRuns:
         if not self.traces or self.worktree is None:
             return []
         argv = ["--merge-base", self.worktree.commit.sha]
-        return argv + [arg for file in self.traces for arg in ("--merge-base-traces", str(file))]
+        for file, plan in zip(self.traces, self.plans, strict=True):
+            argv += ["--merge-base-traces", str(file), "--merge-base-round", str(plan)]
+        return argv
 
     def close(self) -> None:
+        if self.side is not None:
+            self.side[0].kill_leftovers()
+            self.side[0].remove()
+            self.side = None
         if self.worktree is not None:
             self.worktree.close()
         if self.scratch is not None:

@@ -42,9 +42,8 @@ SHARD_ARTIFACT = "{name}-shard-"  # shard jobs upload `<baseline-artifact>-shard
 
 
 def _downloads(ctx: Context) -> tempfile.TemporaryDirectory[str]:
-    """A scratch folder for artifacts, in the output directory (so that what is taken out
-    of them is moved into it, not copied), removed when the block ends."""
-    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    """A scratch folder for artifacts, in the run folder (so that what is taken out of
+    them is moved into it, not copied), removed when the block ends."""
     return tempfile.TemporaryDirectory(dir=ctx.out_dir, prefix=".artifacts-")
 
 
@@ -88,7 +87,7 @@ def _dispatched_pull(ctx: Context, number: int) -> DispatchedPull:
 
 def _own_results(ctx: Context, results: Results) -> Results:
     """The eval child's Results, its scores within their metrics' ranges."""
-    check_scores(results, str(ctx.out_dir / "results.json"))
+    check_scores(results, str(ctx.shown("results.json")))
     return results
 
 
@@ -140,7 +139,7 @@ def mode_baseline(ctx: Context) -> int:
     code = _recorded(run_code)
     record_only(ctx, results, code)
     if code == EXIT_PASS:
-        print(f"baseline results written to {ctx.out_dir / 'results.json'} (upload them)")
+        print(f"baseline results written to {ctx.shown('results.json')} (upload them)")
     return code
 
 
@@ -216,6 +215,7 @@ def mode_comment(ctx: Context) -> int:
     """Fork-safe publishing from a `workflow_run`: the PR run's artifact, checked, posted."""
     from ..github.pulls import get_pull
     from . import pr_record
+    from .event import run_head_moved
     from .run_artifacts import run_artifact_files
 
     event = ctx.event
@@ -254,11 +254,11 @@ def mode_comment(ctx: Context) -> int:
                 source,
             )
         pull = get_pull(gh, ctx.repo, record.number)
-        if pull.head_sha != event.head_sha:
-            print(
-                f"PR #{pull.number}'s head is {pull.head_sha[:12]}, not {event.head_sha[:12]} "
-                "(moved on, or not this run's PR): posting nothing"
-            )
+        # the run's head repository (by id), branch and commit, as the event names them:
+        # another PR's is InputError (exit 2), a head that moved on since is exit 0
+        moved = run_head_moved(event, pull)
+        if moved is not None:
+            print(moved)
             return EXIT_PASS
         workflow = ctx.settings.baseline_workflow or (
             event.workflow_path.rsplit("/", 1)[-1] if event.workflow_path else None

@@ -183,11 +183,13 @@ def output_values(
     settings: Settings,
     out_dir: Path,
     *,
+    shown: Path,
     passed: bool,
     comment_url: str | None = None,
     baseline_sha: str | None = None,
 ) -> dict[str, str]:
-    """The action's outputs (docs/action.md, "Outputs")."""
+    """The action's outputs (docs/action.md, "Outputs"): the files' paths as they will be
+    in output-dir (`shown`) once the run folder `out_dir` is published."""
     cases = diff.cases if diff is not None else []
     regressed = [c for c in cases if any(a in REGRESSIONS for a in c.axes.values())]
     failed = [c for c in results.cases if c.status != Status.PASSED] if results else []
@@ -198,8 +200,8 @@ def output_values(
         "trajectory-regressions": str(diff.verdict.trajectory_regressions if diff else 0),
         "response-regressions": str(diff.verdict.response_regressions if diff else 0),
         "failed-cases": str(len(failed)),
-        "results-path": str(out_dir / "results.json") if results else "",
-        "report-path": str(report) if report.exists() else "",
+        "results-path": str(shown / "results.json") if results else "",
+        "report-path": str(shown / report.name) if report.exists() else "",
         "comment-url": comment_url or "",
         "baseline-sha": baseline_sha or "",
     }

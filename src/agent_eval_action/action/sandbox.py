@@ -25,20 +25,23 @@ Switching user needs root (as container actions run). Where the action is not ro
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
-import shutil
 import stat
 import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
+from .. import launch
 from ..errors import InfrastructureError
-from ..runners.reaper import Proc, kill, processes, real_uid
+from ..files.safe import open_folder, open_untrusted, remove_tree
+from ..runners.reaper import Proc, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
 # overflow uid 65534 ("nobody"), which other software uses.
@@ -55,11 +58,18 @@ NOT_ROOT = (
 )
 
 
-class Claim:
-    """An open lock file whose flock makes a uid this action's; released once."""
+class Held:
+    """An open descriptor, released once: a lock file's (its flock makes a uid this
+    action's, and goes with the descriptor), or a folder's."""
 
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
+
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            raise ValueError("released")
+        return self._fd
 
     def release(self) -> None:
         if self._fd is not None:
@@ -73,8 +83,11 @@ class PrUser:
     gid: int
     scratch: Path  # 0700, owned by the PR user: its HOME, TMPDIR, caches, and the traces
     gap: str | None = None  # why the PR's code runs as the action's own user, if it does
+    # the scratch folder, held open from its making: root reads the PR user's files there
+    # by this descriptor (files/safe.py), whatever the PR's code does to names meanwhile
+    folder: Held | None = field(default=None, compare=False, repr=False)
     # holds the uid until remove() (or the action's exit): no other action picks it
-    claim: Claim | None = field(default=None, compare=False, repr=False)
+    claim: Held | None = field(default=None, compare=False, repr=False)
 
     @property
     def switched(self) -> bool:
@@ -98,24 +111,49 @@ class PrUser:
         }
 
     def kill_leftovers(self) -> int:
-        """SIGKILL every process of this user (daemons included), until none is left."""
+        """SIGKILL every process of this user (daemons included); the rounds it took.
+
+        Killing the pids a look at /proc found misses a process that forks and exits in a
+        loop: by the time the signal goes it has another pid, and a look can miss it
+        altogether (its old pid exited, its new one came after the listing). So each round
+        is a `kill(-1)` sent with this user's uid (launch.kill_all_of), which the kernel
+        delivers to every process of the uid in one pass that no fork slips past (a process
+        with a SIGKILL pending cannot fork); then a look, to go again if anything is left
+        (the killer itself was killed first, say)."""
         if not self.switched:
             return 0  # they share the action's uid: nothing tells them apart
-        killed = 0
-        for _ in range(50):
-            procs = processes_of(self.uid)
-            if not procs:
-                return killed
-            killed += kill(procs)
-            time.sleep(0.02)
+        for rounds in range(1, KILL_ROUNDS + 1):
+            launch.kill_all_of(self.uid, self.gid)
             reap()
-        return killed
+            if not processes_of(self.uid):
+                return rounds
+            time.sleep(0.01)  # a process with SIGKILL pending may still be listed
+        return KILL_ROUNDS
+
+    @contextmanager
+    def open_scratch(self, name: str) -> Iterator[int]:
+        """The file `name` the PR user wrote in its scratch folder, open for reading: a
+        regular file of the PR user's with no other name, not reached through a link
+        (files.safe.open_untrusted; Refused, or FileNotFoundError)."""
+        owner = self.uid if self.switched else None
+        assert self.folder is not None, "a PR user is made with its folder open"
+        fd = open_untrusted(self.folder.fd, name, owner)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def remove(self) -> None:
         """Delete the scratch folder and give up the uid (the stage-end kill has run)."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(self.scratch)  # by descriptors: no link of the PR's followed
+        if self.folder is not None:
+            self.folder.release()
         if self.claim is not None:
             self.claim.release()
+
+
+KILL_ROUNDS = 50
 
 
 def processes_of(uid: int) -> list[Proc]:
@@ -149,29 +187,35 @@ def owners(paths: Iterable[str | Path | None]) -> set[int]:
     return found
 
 
-def create(protected: Iterable[str | Path | None], claims: Path | None = None) -> PrUser:
+def create(
+    protected: Iterable[str | Path | None], within: Path, claims: Path | None = None
+) -> PrUser:
     """The PR user: a uid and gid that are neither 0 nor those of any protected path (the
     workspace, the file-command files), that no live process has and that no other action
-    holds (its lock in `claims`, by default `claims_folder()`), with its scratch folder.
-    Where switching is not possible, the action's own user, with `gap` saying why."""
+    holds (its lock in `claims`, by default `claims_folder()`), with its scratch folder in
+    `within`, a folder of root's that the PR user may enter and not change (so the scratch
+    folder cannot be renamed and a link put in its place). Where switching is not
+    possible, the action's own user, with `gap` saying why."""
     gap = _cannot_switch()
     if gap is not None:
-        scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+        scratch = Path(tempfile.mkdtemp(prefix="pr-", dir=within))
         for sub in ("home", "tmp", "cache"):
             (scratch / sub).mkdir(mode=0o700)
-        return PrUser(uid=os.getuid(), gid=os.getgid(), scratch=scratch, gap=gap)
+        folder = Held(open_folder(scratch, PurePath()))
+        return PrUser(uid=os.getuid(), gid=os.getgid(), scratch=scratch, gap=gap, folder=folder)
     uid, claim = _claim_uid(owners(protected) | {0}, claims or claims_folder())
     try:
-        scratch = Path(tempfile.mkdtemp(prefix=f"{NAME}-"))
+        scratch = Path(tempfile.mkdtemp(prefix="pr-", dir=within))
         for sub in ("home", "tmp", "cache"):
             (scratch / sub).mkdir()
         for path in (scratch, *scratch.iterdir()):
             os.chown(path, uid, uid)
             path.chmod(0o700)
+        folder = Held(open_folder(scratch, PurePath()))  # before any of the PR's code runs
     except BaseException:
         claim.release()
         raise
-    return PrUser(uid=uid, gid=uid, scratch=scratch, claim=claim)
+    return PrUser(uid=uid, gid=uid, scratch=scratch, claim=claim, folder=folder)
 
 
 def claims_folder() -> Path:
@@ -182,7 +226,7 @@ def claims_folder() -> Path:
     return base / CLAIMS
 
 
-def _claim_uid(taken: set[int], folder: Path) -> tuple[int, Claim]:
+def _claim_uid(taken: set[int], folder: Path) -> tuple[int, Held]:
     """The first free uid from FIRST_UID, claimed: locked first, so that two actions
     starting at once never both pass the check for live processes."""
     folder_fd = _open_claims(folder)
@@ -235,7 +279,7 @@ def _open_claims(folder: Path) -> int:
     return fd
 
 
-def _lock(folder: Path, folder_fd: int, uid: int) -> Claim | None:
+def _lock(folder: Path, folder_fd: int, uid: int) -> Held | None:
     """The claim on `uid`, or None when another open lock file holds it. The file is never
     truncated or followed through a link."""
     name = f"{uid}.lock"
@@ -254,7 +298,7 @@ def _lock(folder: Path, folder_fd: int, uid: int) -> Claim | None:
     except BaseException:
         os.close(fd)
         raise
-    return Claim(fd)
+    return Held(fd)
 
 
 def _cannot_switch() -> str | None:

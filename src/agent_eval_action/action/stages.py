@@ -4,6 +4,7 @@ baseline and publish, or only record the results (docs/action.md, "Modes")."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import (
@@ -20,8 +21,9 @@ from ..pipeline.paired import summary as paired_summary
 from ..report.model import Report
 from ..results import Results
 from . import outputs, sandbox
-from .agent_run import FILE_COMMANDS, Cancelled, install_requirements, run_evals
+from .agent_run import run_evals, suite_case_runs
 from .baseline_source import ChosenBaseline
+from .children import FILE_COMMANDS, Cancelled
 from .context import Context
 from .event import Event, MergeGroupEvent, PullRequestEvent, WorkflowRunEvent
 from .merge_base import base_of
@@ -33,6 +35,7 @@ from .publish import (
     report_url,
     write_reports,
 )
+from .requirements import install_requirements
 from .sandbox import PrUser
 
 
@@ -44,7 +47,8 @@ def run_suite(
 
     user = pr_user(ctx)
     try:
-        agent_env = install_requirements(ctx.settings, ctx.children, user)
+        case_runs = suite_case_runs(ctx.settings)  # its agent stage's deadline; bad input here
+        agent_env = install_requirements(ctx.settings, ctx.children, user, ctx.dirs.given)
         outputs.group("run the evals")
         try:
             outcome = run_evals(
@@ -52,12 +56,15 @@ def run_suite(
                 ctx.children,
                 user,
                 ctx.out_dir,
+                ctx.dirs.private,
                 baseline.path if baseline else None,
                 baseline.history if baseline else (),
                 gate=gate,
                 agent_env=agent_env,
                 known=baseline.older.plus(baseline.results) if baseline else None,
                 paired_base=base_of(ctx.event, ctx.default_branch),
+                case_runs=case_runs,
+                main_user=lambda tree: main_user(ctx, tree),
             )
         finally:
             outputs.endgroup()
@@ -65,6 +72,8 @@ def run_suite(
         user.remove()
     if outcome.code == EXIT_BAD_INPUT:
         raise InputError("the eval run stopped on bad input (its error is above)")
+    if outcome.failure is not None:  # never a verdict without this run's scores
+        raise InfrastructureError(f"no verdict: {outcome.failure}")
     if not outcome.results_path.exists():
         raise InfrastructureError(f"the eval run wrote no results (exit {outcome.code})")
     results = load_results(str(outcome.results_path))
@@ -89,8 +98,7 @@ def pr_user(ctx: Context) -> PrUser:
     """The user the PR's code runs as (action/sandbox.py), said once when it is the
     action's own; and a warning for a credential a checkout step left readable."""
     workspace = ctx.settings.github.workspace or os.getcwd()
-    protected = [workspace, *(os.environ.get(name) for name in FILE_COMMANDS)]
-    user = sandbox.create(protected)
+    user = sandbox.create(_protected(ctx), ctx.dirs.base)
     if user.gap is not None:
         outputs.command("warning", f"no isolation: {user.gap}")
         ctx.notes.append(f"⚠️ No isolation: {user.gap}.")
@@ -98,6 +106,36 @@ def pr_user(ctx: Context) -> PrUser:
         outputs.command("warning", credential)
         ctx.notes.append(f"⚠️ {credential}.")
     return user
+
+
+def main_user(ctx: Context, tree: Path) -> tuple[PrUser, dict[str, str]]:
+    """A user for main's code in paired runs (action/merge_base.py), not the PR's: the PR's
+    code ran as the PR's user and could have left anything in its folders for main's code
+    to run. Main's requirements are installed for it: the requirements file at the same
+    path in the merge-base's worktree (none there: none installed)."""
+    settings = ctx.settings
+    workspace = Path(settings.github.workspace or os.getcwd())
+    requirements = None
+    if settings.requirements is not None:
+        given = Path(settings.requirements)
+        inside = given if not given.is_absolute() else given.relative_to(workspace)
+        if (tree / inside).is_file():
+            requirements = str(tree / inside)
+    user = sandbox.create(_protected(ctx), ctx.dirs.base)
+    try:
+        folder = ctx.dirs.given / "merge-base"
+        folder.mkdir(mode=0o755, exist_ok=True)
+        main = replace(settings, requirements=requirements)
+        return user, install_requirements(main, ctx.children, user, folder)
+    except BaseException:
+        user.remove()
+        raise
+
+
+def _protected(ctx: Context) -> list[str | None]:
+    """The paths whose owners the PR's users must not be: the workspace, the file commands."""
+    workspace = ctx.settings.github.workspace or os.getcwd()
+    return [workspace, *(os.environ.get(name) for name in FILE_COMMANDS)]
 
 
 def compare_and_publish(
@@ -183,6 +221,7 @@ def compare_and_publish(
         results,
         settings,
         ctx.out_dir,
+        shown=ctx.output_dir,
         passed=code == EXIT_PASS,
         comment_url=comment_url,
         baseline_sha=baseline.sha,
@@ -245,6 +284,8 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
     options = report_options(ctx.settings, None, report_url(ctx.settings, ctx.gh, ctx.event))
     _, summary = write_reports(ctx.out_dir, Report.of(diff, results, options))
     outputs.append_summary(ctx.settings.github.step_summary, summary)
-    values = output_values(diff, results, ctx.settings, ctx.out_dir, passed=run_code == EXIT_PASS)
+    values = output_values(
+        diff, results, ctx.settings, ctx.out_dir, shown=ctx.output_dir, passed=run_code == EXIT_PASS
+    )
     outputs.write_outputs(ctx.settings.github.output, values)
     return run_code

@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 
 from .. import __version__
 from ..errors import (
@@ -24,6 +25,7 @@ from ..errors import (
     InputError,
     fault_line,
 )
+from ..files import BENEATH_ENV, read_beneath
 from . import action, compare, merge, run, run_cases, score, serve_users
 from .args import Parser, spread
 
@@ -65,6 +67,9 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(spread(sys.argv[1:] if argv is None else argv))
+    beneath = os.environ.get(BENEATH_ENV)  # a child of the action's: read as it does
+    if beneath:
+        read_beneath(Path(beneath))
     try:
         return int(args.handler(args))
     except BrokenPipeError:  # `compare … | head`: the reader left; say nothing more

@@ -6,13 +6,17 @@ Defaults come from pipeline/options.py (declared once); nothing heavy is importe
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..core import Axis, TrajectoryPolicy, parse_trajectory_policy
 from ..errors import EXIT_BAD_INPUT, InputError
 from ..pipeline.options import DEFAULTS, GateOptions, RunOptions
+
+if TYPE_CHECKING:
+    from ..pipeline.plan import Plan
 
 FORMAT_HELP = "what to print (default table): markdown = the PR comment, summary = the job summary"
 
@@ -309,8 +313,59 @@ def add_merge_base_traces(parser: argparse.ArgumentParser) -> None:
         "into merge-base.json beside --out and compared as main's newest history",
     )
     parser.add_argument(
+        "--merge-base-round",
+        action="append",
+        default=[],
+        dest="merge_base_rounds",
+        metavar="PLAN",
+        help="the plan of each --merge-base-traces file's round (as run-cases' --confirm), in "
+        "the same order: only the case-runs it names are accepted from that file",
+    )
+    parser.add_argument(
         "--merge-base", metavar="SHA", help="the commit --merge-base-traces ran (its source)"
     )
+
+
+STDIN = "-"  # `run-cases --confirm -`: the round's plan on standard input
+
+
+def round_plan(plan: Plan, where: str, *, stdin: bool = False) -> Plan:
+    """A confirmation round's plan (pipeline/confirm.round_plan) from the file `where`, or
+    (`stdin`, and `where` is "-") from standard input; at most files.MAX_FILE_BYTES."""
+    from ..files import MAX_FILE_BYTES, decode, read_bytes
+    from ..pipeline.confirm import round_plan as parse
+
+    if not (stdin and where == STDIN):
+        return parse(plan, decode(read_bytes(Path(where), where), where), where)
+    display = "standard input"
+    try:
+        raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    except (AttributeError, OSError, ValueError) as err:  # none, closed, or not readable
+        raise InputError(f"cannot read the round's plan: {err}", display) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise InputError(f"the round's plan is over the limit of {MAX_FILE_BYTES} bytes", display)
+    return parse(plan, decode(raw, display), display)
+
+
+def rounds(
+    plan: Plan, traces: Sequence[str], plans: Sequence[str], flag: str
+) -> list[tuple[Path, Plan]]:
+    """Each round's traces file with its round's plan (`flag` PLAN, given in the same
+    order): a traces file without one, or a plan without a traces file, is bad input."""
+    if len(plans) < len(traces):
+        raise InputError(
+            f"a confirmation round's traces file needs its round's plan ({flag} PLAN, in the "
+            "order of the traces files)",
+            traces[len(plans)],
+        )
+    if len(plans) > len(traces):
+        raise InputError(
+            f"{len(plans)} {flag} plan(s) for {len(traces)} round traces file(s): each {flag} "
+            "is the plan of one, in the same order"
+        )
+    return [
+        (Path(file), round_plan(plan, where)) for file, where in zip(traces, plans, strict=True)
+    ]
 
 
 def add_agent_cwd(parser: argparse.ArgumentParser) -> None:

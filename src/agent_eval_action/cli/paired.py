@@ -24,16 +24,18 @@ if TYPE_CHECKING:
     from ..core import CaseKey
     from ..metrics.judge import JudgeResults
     from ..pipeline.job import Job
+    from ..pipeline.plan import Plan
     from ..results import Results, Source
 
 
 @dataclass
 class MergeBaseSide:
-    """The merge-base's runs so far: their traces files and the Results scored from them."""
+    """The merge-base's runs so far: their traces files, each with its round's plan, and
+    the Results scored from them."""
 
     sha: str
     out: Path  # merge-base.json, beside results.json
-    traces: list[Path] = field(default_factory=list)
+    traces: list[tuple[Path, Plan]] = field(default_factory=list)
     results: Results | None = None
     judged: JudgeResults | None = None
 
@@ -53,18 +55,27 @@ class MergeBaseSide:
         return scored.results
 
 
-def scored_side(args: argparse.Namespace, job: Job, source: Source) -> MergeBaseSide | None:
-    """`score --merge-base-traces FILE --merge-base SHA`: the merge-base's runs that the
-    action's agent stages wrote, scored into merge-base.json (None: none were given)."""
+def merge_base_rounds(args: argparse.Namespace, plan: Plan) -> list[tuple[Path, Plan]]:
+    """`score --merge-base-traces FILE --merge-base-round PLAN … --merge-base SHA`: each of
+    the merge-base's traces files with its round's plan, checked (InputError)."""
     from ..errors import InputError
+    from . import args as common
 
     files = getattr(args, "merge_base_traces", None) or []
+    plans = getattr(args, "merge_base_rounds", None) or []
+    if files and not getattr(args, "merge_base", None):
+        raise InputError("--merge-base-traces needs --merge-base SHA (the commit they ran)")
+    return common.rounds(plan, files, plans, "--merge-base-round")
+
+
+def scored_side(args: argparse.Namespace, job: Job, source: Source) -> MergeBaseSide | None:
+    """`score --merge-base-traces FILE --merge-base-round PLAN --merge-base SHA`: the
+    merge-base's runs that the action's agent stages wrote, scored into merge-base.json
+    (None: none were given)."""
+    files = merge_base_rounds(args, job.plan)
     if not files:
         return None
-    sha = getattr(args, "merge_base", None)
-    if not sha:
-        raise InputError("--merge-base-traces needs --merge-base SHA (the commit they ran)")
-    side = MergeBaseSide(sha, Path(args.out).with_name(pairing.FILE_NAME), [Path(f) for f in files])
+    side = MergeBaseSide(args.merge_base, Path(args.out).with_name(pairing.FILE_NAME), files)
     side.rescore(job, None, source)
     return side
 
@@ -110,6 +121,8 @@ class PairedStage:
     def round(self, wanted: Sequence[tuple[CaseKey, str]], run: int) -> Results | None:
         """Run `run` of the wanted cases on the merge-base's code and rescore its side; the
         grown Results, or None when paired runs stopped (the note says why)."""
+        from ..pipeline.confirm import confirmation_plan
+
         # scenario cases need the user simulator, which only this process has: main's side
         # of them would be "not run", no record of main at all
         wanted = [(k, w) for k, w in wanted if self.job.plan.cases[k][1].conversation_scenario is None]  # fmt: skip
@@ -128,7 +141,8 @@ class PairedStage:
             return None
         flags, start = there
         plan = self.scratch / f"round-{run}.json"
-        cases = [[*key, what] for key, what in pairing.paired(wanted, self.side.sha)]
+        paired_cases = pairing.paired(wanted, self.side.sha)
+        cases = [[*key, what] for key, what in paired_cases]
         plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
         traces = self.scratch / f"traces-{run}.jsonl"
         argv = [sys.executable, "-m", "agent_eval_action", "run-cases", *stage_arguments(self.args)]
@@ -139,7 +153,7 @@ class PairedStage:
         if code != EXIT_PASS or not traces.exists():
             self.stop(pairing.STOPPED.format(code=code))
             return None
-        self.side.traces.append(traces)
+        self.side.traces.append((traces, confirmation_plan(self.job.plan, paired_cases, run)))
         return self.side.rescore(self.job, self.value, self.source)
 
     def close(self) -> None:

@@ -8,7 +8,6 @@ Exit codes: 0 the traces are written (whatever the agent did), 2 bad input, 3 ca
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,6 @@ from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
 from . import args as common
 
 if TYPE_CHECKING:
-    from ..pipeline.plan import Plan
     from ..pipeline.user_relay import RelayClient
 
 
@@ -43,21 +41,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--confirm",
         metavar="FILE",
         help='a confirmation round: {"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT], ...]}: '
-        "run N of each case only, each saying what it re-runs to confirm",
+        "run N of each case only, each saying what it re-runs to confirm (-: read it from "
+        "standard input)",
     )
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..launch import add_agent_paths
     from ..pipeline.job import prepare
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import TracesWriter, run_cases
     from ..runners import runner_from_args
     from ..traces import CaseRunTrace
 
+    add_agent_paths()  # the tool's own modules are imported: now the agent's folders
     shard = common.shard(args)
     runner = runner_from_args(args)
     job = prepare(args.eval_paths, common.run_options(args), baseline=args.baseline, shard=shard)
-    plan = job.plan if args.confirm is None else _confirmation(job.plan, Path(args.confirm))
+    plan = job.plan
+    if args.confirm is not None:
+        plan = common.round_plan(job.plan, args.confirm, stdin=True)
     writer = TracesWriter(Path(args.traces), runner)
     progress = Progress(len(plan.requests), verdict=quick_verdict(plan))
 
@@ -95,21 +98,3 @@ def _relay(value: str | None) -> RelayClient | None:
         raise InputError(
             f"--user-turns: want R,W (two file descriptors) or no-key: {err}"
         ) from None
-
-
-def _confirmation(plan: Plan, path: Path) -> Plan:
-    """The plan of a confirmation round, from the file the action wrote."""
-    from ..core import CaseKey
-    from ..errors import InputError
-    from ..pipeline.confirm import confirmation_plan
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        run = int(data["run"])
-        wanted = [(CaseKey(str(s), str(e)), str(w)) for s, e, w in data["cases"]]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise InputError(f"not a confirmation round: {err}", path) from None
-    unknown = [key for key, _ in wanted if key not in plan.cases]
-    if unknown or run <= plan.num_runs:
-        raise InputError("the round names cases or runs the suite does not have", path)
-    return confirmation_plan(plan, wanted, run)

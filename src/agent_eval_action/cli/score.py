@@ -1,5 +1,7 @@
 """`score`: the score stage alone. Reads the traces file `run-cases` wrote, judges and
 scores it, writes the Results and gates exactly as `run` does (same flags, same exit codes).
+Each confirmation round's traces file comes with the round's plan (`--round`), and only
+the case-runs that plan names are read from it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         action="append",
         metavar="FILE",
-        help="the traces file `run-cases` wrote; again for each confirmation round's",
+        help="the traces file `run-cases` wrote; again for each confirmation round's (each "
+        "with its --round)",
+    )
+    parser.add_argument(
+        "--round",
+        action="append",
+        default=[],
+        dest="rounds",
+        metavar="PLAN",
+        help="the plan of each confirmation round (the file run-cases got as --confirm), in "
+        "the order of the --traces files after the first: only the case-runs it names are "
+        "accepted from its traces file",
     )
     parser.add_argument(
         "--simulations",
@@ -35,9 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ..pipeline.run_cases import read_traces
+    from .paired import merge_base_rounds
 
     job, gate, _ = prepare(args)
-    case_runs = read_traces([Path(path) for path in args.traces], job.plan)
+    suite, *more = args.traces
+    rounds = common.rounds(job.plan, more, args.rounds, "--round")
+    merge_base_rounds(args, job.plan)  # checked before anything is judged
+    case_runs = read_traces(Path(suite), job.plan, rounds)
     if args.simulations:
         from ..pipeline.user_relay import apply_records
 

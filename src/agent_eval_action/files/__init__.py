@@ -3,13 +3,17 @@ remembers the line of every value (jsonpos), with one-line errors naming the fil
 
 This package sits at the bottom of the package (with errors and core): eval files,
 configs, Results, baselines, traces and GitHub event files are all read through it; the
-files written whole or not at all (Results, Diffs, reports) are written through it.
+files written whole or not at all (Results, Diffs, reports) are written through it. Where
+another user may have a hand in a path (the action, as root, beside the PR's code), its
+`safe` module opens and makes files by descriptor, never through a link.
 """
 
 from .reading import (
+    BENEATH_ENV,
     MAX_FILE_BYTES,
     Buffer,
     decode,
+    read_beneath,
     read_bytes,
     read_mapped,
     read_text,
@@ -19,11 +23,13 @@ from .reading import (
 from .writing import Behind, Sink, replacing, write_whole, written_behind
 
 __all__ = [
+    "BENEATH_ENV",
     "MAX_FILE_BYTES",
     "Behind",
     "Buffer",
     "Sink",
     "decode",
+    "read_beneath",
     "read_bytes",
     "read_mapped",
     "read_text",

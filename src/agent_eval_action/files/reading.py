@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import mmap
 import os
@@ -13,22 +14,61 @@ from pathlib import Path
 from typing import BinaryIO, TypeAlias
 
 from ..errors import InputError
+from .safe import Refused, open_beneath
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # an eval or config file larger than this is refused
 
 Buffer: TypeAlias = bytes | mmap.mmap | memoryview  # a file's bytes, read or mapped
 
 
+# Set by `read_beneath`: the folder below which no file is read through a link
+_beneath: Path | None = None
+# where an action tells its children to read as it does (cli/__init__.py)
+BENEATH_ENV = "AGENT_EVAL_READ_BENEATH"
+
+
+def read_beneath(folder: Path | None) -> None:
+    """From now on (None: no longer), a file below `folder` (the checkout, in the action)
+    is opened one component at a time with no link followed, and only a regular file is
+    read: a link the pull request committed can point at a file only root may read, and
+    root reads the eval files (docs/security.md). Elsewhere, files open as usual."""
+    global _beneath
+    _beneath = None if folder is None else Path(os.path.normpath(folder.absolute()))
+
+
+def _open_beneath(path: Path) -> BinaryIO | None:
+    """`path` opened as `read_beneath` says, or None when it is not below that folder."""
+    if _beneath is None:
+        return None
+    full = Path(os.path.normpath(path.absolute()))
+    if _beneath not in full.parents:
+        return None
+    fd = open_beneath(_beneath, full.relative_to(_beneath))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "a folder")
+        raise Refused(errno.EINVAL, "not a regular file")
+    return os.fdopen(fd, "rb")
+
+
 @contextmanager
 def _opened(path: Path, display: str) -> Iterator[BinaryIO]:
     """The file open for reading; what the system refuses, as one line naming it."""
     try:
-        with path.open("rb") as handle:
+        with _open_beneath(path) or path.open("rb") as handle:
             yield handle
     except FileNotFoundError:
         raise InputError("no such file", display) from None
     except IsADirectoryError:
         raise InputError("is a directory, not a file", display) from None
+    except Refused as err:
+        raise InputError(
+            f"refused: {str(err.strerror).rsplit(': ', 1)[-1]} (the action does not follow links "
+            "or read anything but files in the checkout: docs/security.md)",
+            display,
+        ) from None
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror}", display) from None
 

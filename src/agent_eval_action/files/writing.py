@@ -3,7 +3,10 @@ caller's next work."""
 
 from __future__ import annotations
 
+import os
 import queue
+import secrets
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,24 +128,44 @@ def written_behind(path: Path) -> Iterator[Sink]:
 
 @contextmanager
 def replacing(path: Path) -> Iterator[Sink]:
-    """A file to write `path` through: `.NAME.tmp` beside it (written `Behind`), renamed over
-    it once written, removed if anything fails, so that no reader ever sees half a file.
-    Missing folders are made. A path that is there and is not a regular file (`/dev/null`,
-    `/dev/stdout`, a pipe) is written into, never replaced: renaming a file over /dev/null
-    as root would turn the device into a file for every process on the machine."""
-    if path.exists() and not path.is_file():
+    """A file to write `path` through: a temporary file beside it, made exclusively under a
+    random name (no link standing there is followed or reused) and written `Behind`, renamed
+    over `path` once written (a link standing at `path` is replaced, not written through),
+    removed if anything fails, so that no reader ever sees half a file. Missing folders are
+    made. A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written into, never
+    replaced: renaming a file over /dev/null as root would turn the device into a file for
+    every process on the machine."""
+    if _device(path):
         with path.open("wb") as out:
             yield out
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, _CREATE, 0o666)  # the umask narrows it, as for any new file
     try:
-        with written_behind(tmp) as out:
+        with open(fd, "wb", buffering=0) as raw, Behind(raw) as out:
             yield out
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _device(path: Path) -> bool:
+    """Whether `path` is a character device or a FIFO to write into. A link is followed
+    only in /dev (`/dev/stdout` is one, into /proc): a link elsewhere is replaced."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            if Path(os.path.normpath(path.absolute())).parts[1:2] != ("dev",):
+                return False
+            info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
 
 
 def write_whole(path: Path, text: str) -> None:

@@ -13,6 +13,7 @@ the Results' warnings say the limit was reached.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -21,6 +22,7 @@ from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm, to_samp
 from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..core import CaseKey
+from ..errors import InputError
 from ..results import Results
 from .plan import Plan, request, restrict
 
@@ -38,6 +40,39 @@ def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, str]], run: in
     """One more run, numbered `run`, of each wanted case, saying what it re-runs to confirm."""
     requests = [request(key.eval_set_id, plan.cases[key][1], run, what) for key, what in wanted]
     return replace(restrict(plan, {key for key, _ in wanted}), requests=requests)
+
+
+ROUND_FORMAT = '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT], ...]}'
+
+
+def round_plan(plan: Plan, text: str, display: str) -> Plan:
+    """A confirmation round's plan from its JSON, ROUND_FORMAT (what the action hands to
+    `run-cases --confirm` and to `score --round`): run N of each case, N after the suite's
+    own runs, each case once, saying WHAT it re-runs to confirm. InputError naming
+    `display` when it is not one, or names a case or run the suite does not have."""
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        raise InputError(f"not a confirmation round: not JSON: {err}", display) from None
+    run = data.get("run") if isinstance(data, dict) else None
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if (
+        not isinstance(run, int)
+        or isinstance(run, bool)
+        or not isinstance(cases, list)
+        or not all(
+            isinstance(case, list) and len(case) == 3 and all(isinstance(p, str) for p in case)
+            for case in cases
+        )
+    ):
+        raise InputError(f"not a confirmation round: want {ROUND_FORMAT}", display)
+    wanted = [(CaseKey(s, e), what) for s, e, what in cases]
+    unknown = [key for key, _ in wanted if key not in plan.cases]
+    if unknown or run <= plan.num_runs:
+        raise InputError("the round names cases or runs the suite does not have", display)
+    if len({key for key, _ in wanted}) != len(wanted):
+        raise InputError("the round names a case twice", display)
+    return confirmation_plan(plan, wanted, run)
 
 
 def rounds(

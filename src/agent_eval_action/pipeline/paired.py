@@ -16,14 +16,19 @@ own way; what they share is here.
 
 from __future__ import annotations
 
+import atexit
+import functools
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import launch
 from ..compare.evidence import PAIRED_RUN
 from ..core import CaseKey
 from ..results import Results, Source
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     from ..metrics.judge import JudgeResults, JudgeSettings
     from .gate import Baseline
     from .job import Job
+    from .plan import Plan
     from .score import Scored
 
 FILE_NAME = "merge-base.json"  # beside results.json
@@ -58,17 +64,45 @@ class Commit:
 
 
 def git(repo: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """git in `repo`, with no hooks of the checkout's and whoever owns it (the action is
-    root in its container, the workspace is the runner's)."""
+    """git in `repo`, as the action (root in its container) may run it in a checkout the
+    runner's user owns and a PR filled: no hooks, no file-system monitor (a program the
+    checkout's config names), no system or global configuration, a HOME of its own."""
     argv = ["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null"]
-    return subprocess.run(
-        [*argv, "-C", str(repo), *arguments],
+    argv += ["-c", "core.fsmonitor=false", "-C", str(repo), *arguments]
+    return launch.run(
+        launch.Kind.EXTERNAL,
+        argv,
         capture_output=True,
         text=True,
         timeout=GIT_TIMEOUT_S,
         check=False,
         stdin=subprocess.DEVNULL,
+        env=git_environment(),
     )
+
+
+def git_environment() -> dict[str, str]:
+    """What git gets of the environment: PATH and a locale; its configuration is the
+    repository's alone (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL), its HOME an empty folder
+    only this process's user may use, so no `~/.gitconfig` or `~/.config/git` that an
+    earlier step of the job wrote into the runner's HOME is read."""
+    home = _git_home()
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LC_ALL": "C",
+        "HOME": home,
+        "XDG_CONFIG_HOME": home,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+@functools.cache
+def _git_home() -> str:
+    home = tempfile.mkdtemp(prefix="agent-eval-git-home-")  # 0700, this user's
+    atexit.register(shutil.rmtree, home, True)
+    return home
 
 
 def find(ref: str, where: Path, target: str | None, *, fork_point: bool = False) -> Commit | str:
@@ -176,7 +210,7 @@ def paired(wanted: Sequence[tuple[CaseKey, str]], sha: str) -> list[tuple[CaseKe
 
 def score_merge_base(
     job: Job,
-    traces: Sequence[Path],
+    traces: Sequence[tuple[Path, Plan]],
     sha: str,
     *,
     target: str | None,
@@ -184,15 +218,14 @@ def score_merge_base(
     judged_before: JudgeResults | None = None,
     source: Source | None = None,
 ) -> Scored:
-    """The merge-base's runs so far (every round's traces file) as Results of the cases
-    they ran; its `source` is the merge-base commit, its target the PR's (the worktree is
-    gone after the run)."""
+    """The merge-base's runs so far (every round's traces file, with the round's plan: the
+    only case-runs read from it) as Results of the cases they ran; its `source` is the
+    merge-base commit, its target the PR's (the worktree is gone after the run)."""
     from .plan import restrict
-    from .run_cases import read_traces
+    from .run_cases import read_round_traces
     from .score import score
 
-    everything = replace(job.plan, requests=[])  # every trace is a numbered re-run
-    runs = read_traces(list(traces), everything)
+    runs = read_round_traces(traces, job.plan)
     runs = replace(runs, target=target)
     keys = {trace.key for trace in runs.traces}
     plan = replace(restrict(job.plan, keys), requests=[])

@@ -13,7 +13,9 @@ still leaves what it finished:
     {"end": {"cancelled": BOOL}}       last; absent when the stage died
 
 The file comes from a process that ran the PR's code, so reading it validates every line
-and accepts only traces of case-runs the plan asked for.
+and accepts only traces of case-runs the plan asked for: the suite's file those of the
+suite's plan, each confirmation round's file those of its round's plan (which the reader
+is given, never taken from the traces), each once.
 """
 
 from __future__ import annotations
@@ -204,20 +206,37 @@ class TracesWriter:
         self._file.close()
 
 
-def read_traces(paths: Sequence[Path], plan: Plan) -> CaseRuns:
-    """The agent stage's traces files (the suite's, then one per confirmation round), each
-    line checked (InputError naming the file and line). A case-run without a trace is
-    errored: cancelled, or its stage died, or it returned none."""
+def read_traces(path: Path, plan: Plan, rounds: Sequence[tuple[Path, Plan]] = ()) -> CaseRuns:
+    """The agent stage's traces files: the suite's (`path`, the case-runs of `plan`), then
+    each confirmation round's with the round's plan (pipeline/confirm.round_plan), each
+    line checked (InputError naming the file and line). A case-run of the suite without a
+    trace is errored: cancelled, or its stage died, or it returned none."""
+    return _read([(path, plan), *rounds], plan, complete_first=True)
+
+
+def read_round_traces(rounds: Sequence[tuple[Path, Plan]], plan: Plan) -> CaseRuns:
+    """The traces files of rounds alone (the paired runs on the merge-base's code), each
+    with its round's plan; checked as read_traces checks them. A round's case-run without
+    a trace is left out."""
+    return _read(rounds, plan, complete_first=False)
+
+
+def _read(files: Sequence[tuple[Path, Plan]], plan: Plan, *, complete_first: bool) -> CaseRuns:
+    """Each file holds only the case-runs of its own plan, at most one trace each, saying
+    what they confirm as the plan says (a file comes from the process that ran the PR's
+    code, and nothing else chose its runs: an unplanned re-run could hide a regression)."""
     first: tuple[RunnerKind, str | None, datetime, str | None] | None = None
     finished: dict[tuple[str, str, int], CaseRunTrace] = {}
     ends: list[bool | None] = []
-    for index, path in enumerate(paths):
-        header, ended = _read_one(path, plan, finished, confirmations_only=index > 0)
+    for path, asked in files:
+        header, ended = _read_one(path, plan, asked, finished)
         first = first or header
         ends.append(ended)
     assert first is not None, "at least one traces file"
-    why = CANCELLED if ends[0] else DIED if ends[0] is None else NOT_RETURNED
-    traces = complete(plan, list(finished.values()), why)
+    traces = list(finished.values())
+    if complete_first:
+        why = CANCELLED if ends[0] else DIED if ends[0] is None else NOT_RETURNED
+        traces = complete(files[0][1], traces, why)
     runner, target, started, adk = first
     cancelled = any(end is not False for end in ends)
     return CaseRuns(runner, target, started, traces, cancelled, adk_version=adk)
@@ -226,10 +245,10 @@ def read_traces(paths: Sequence[Path], plan: Plan) -> CaseRuns:
 def _read_one(
     path: Path,
     plan: Plan,
+    asked: Plan,
     finished: dict[tuple[str, str, int], CaseRunTrace],
-    *,
-    confirmations_only: bool,
 ) -> tuple[tuple[RunnerKind, str | None, datetime, str | None], bool | None]:
+    """One traces file, whose plan is `asked` (the suite's `plan`, or a round's)."""
     display = str(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -252,9 +271,7 @@ def _read_one(
     adk = header.get("adk_version")
     if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
-    wanted = (
-        set() if confirmations_only else {(r.eval_set_id, r.eval_id, r.run) for r in plan.requests}
-    )
+    wanted = {(r.eval_set_id, r.eval_id, r.run): r.confirms for r in asked.requests}
     ended: bool | None = None
     for number, text in enumerate(lines[1:], start=2):
         data = _json(text, display, number)
@@ -282,12 +299,19 @@ def _read_one(
                 display,
                 number,
             )
-        confirming = trace.confirms is not None and trace.run > plan.num_runs
-        if (key not in wanted and not (confirming and trace.key in plan.cases)) or key in finished:
+        if key not in wanted or key in finished:
             what = "a second trace" if key in finished else "a trace nobody asked for"
             raise InputError(
                 f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number
             )
+        if trace.confirms is not None and trace.confirms != wanted[key]:
+            raise InputError(
+                f"a trace that says it re-runs what its plan did not: {trace.eval_set_id}/"
+                f"{trace.eval_id} run {trace.run}",
+                display,
+                number,
+            )
+        trace.confirms = wanted[key]  # what the plan says, not what the traces say
         finished[key] = trace
     return (runner, target if isinstance(target, str) else None, started_at, adk), ended
 

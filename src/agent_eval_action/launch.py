@@ -1,0 +1,104 @@
+"""Every process the tool starts, started here, by kind (docs/security.md).
+
+- `Kind.TOOL`: this tool's own code in a child interpreter. Isolated (`-I`): neither the
+  current folder (the checkout, where a PR may commit a folder named like this package),
+  nor `PYTHONPATH`, nor any other `PYTHON*` variable, nor the user's site-packages under
+  `HOME` decide what it imports; `-u` because it does not read `PYTHONUNBUFFERED` either.
+  A stage that runs the PR's agent is given the agent's paths explicitly
+  (`AGENT_PATH_ENV`), which it adds to `sys.path` after its own imports.
+- `Kind.PYTHON`: a module of the interpreter's own (venv, pip), isolated the same way.
+- `Kind.EXTERNAL`: a program of the image (git), with the environment its caller builds.
+- `Kind.PR`: the PR's own programs (a `--command` agent, a virtualenv's pip).
+- `Kind.KILL`: a fork of this process that takes a user's uid and, without running
+  anything else, sends SIGKILL to every process of that user (`kill_all_of`).
+
+Each start is announced as the audit event `LAUNCH_EVENT` (kind, argv, uid or None), just
+before the interpreter's own `subprocess.Popen` event, so that a test's audit hook can tell
+a start made here from any other.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+PACKAGE = "agent_eval_action"
+LAUNCH_EVENT = "agent_eval_action.launch"
+# os.pathsep-separated folders a stage that runs the agent in process puts first on sys.path,
+# once its own modules are imported: the agent's requirements, the workflow's PYTHONPATH
+AGENT_PATH_ENV = "AGENT_EVAL_AGENT_PATH"
+# interpreter options of every Python child: isolated mode, unbuffered output
+ISOLATED = ("-I", "-u")
+
+
+class Kind(enum.Enum):
+    TOOL = "tool"
+    PYTHON = "python"
+    EXTERNAL = "external"
+    PR = "pr"
+    KILL = "kill"  # a fork that takes a user's uid and kills all of that user's processes
+
+
+def tool(*arguments: str) -> list[str]:
+    """The command line of this tool's `arguments` in an isolated child interpreter."""
+    return [sys.executable, *ISOLATED, "-m", PACKAGE, *arguments]
+
+
+def python_module(module: str, *arguments: str) -> list[str]:
+    """The command line of one of the interpreter's modules (venv, pip), isolated."""
+    return [sys.executable, *ISOLATED, "-m", module, *arguments]
+
+
+def popen(kind: Kind, argv: Sequence[str], **options: Any) -> subprocess.Popen[bytes]:
+    """Start `argv` (of `kind`), announced; `options` as subprocess.Popen takes them."""
+    announce(kind, argv, options.get("user"))
+    return subprocess.Popen(list(argv), **options)
+
+
+def run(kind: Kind, argv: Sequence[str], **options: Any) -> subprocess.CompletedProcess[Any]:
+    """Run `argv` (of `kind`) to its end, announced; `options` as subprocess.run takes them."""
+    announce(kind, argv, options.get("user"))
+    return subprocess.run(list(argv), **options)
+
+
+def announce(kind: Kind, argv: Sequence[str], user: int | None = None) -> None:
+    """Say a start is coming (for a start that asyncio or a library makes: the audit hook
+    then matches its Popen event with this)."""
+    sys.audit(LAUNCH_EVENT, kind.value, tuple(argv), user)
+
+
+def add_agent_paths() -> None:
+    """Put the folders AGENT_PATH_ENV names first on sys.path (the agent stage, once the
+    tool's own modules are imported): what PYTHONPATH would have done, had the stage read it."""
+    folders = [f for f in os.environ.get(AGENT_PATH_ENV, "").split(os.pathsep) if f]
+    sys.path[:0] = [f for f in folders if f not in sys.path]
+
+
+def kill_all_of(uid: int, gid: int) -> bool:
+    """SIGKILL every process whose uid is `uid`, from a fork of this process that takes
+    `uid` and `gid` (real, effective and saved) and runs nothing else: `kill(-1)` reaches
+    every process the caller's uid may signal, in one pass of the kernel's that no fork
+    escapes, and spares the caller. Needs root. True when the fork did its kill, False when
+    it was stopped first (a process of `uid`'s may have killed it)."""
+    announce(Kind.KILL, ("kill", "-KILL", "-1"), uid)
+    pid = os.fork()
+    if pid == 0:  # the child: system calls only, then out
+        code = 1
+        try:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            for _ in range(3):
+                os.kill(-1, signal.SIGKILL)
+            code = 0
+        except ProcessLookupError:
+            code = 0  # nobody was left to signal
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
