@@ -1,7 +1,7 @@
-"""How the tool is installed, as README and docs/action.md say it, against what is tested:
-the quickstart's two commands (a user's install, a contributor's), the command
-scripts/wheel_smoke.py runs on the built wheel, the google-adk range of the `adk` extra
-(its oldest end, scripts/adk_oldest.py) and the image's google-adk (constraints.txt).
+"""How the tool is installed, as README, docs/install.md and docs/action.md say it, against
+what is tested: the quickstart's two commands (a user's install, a contributor's), the
+command scripts/wheel_smoke.py runs on the built wheel, the google-adk range of the `adk`
+extra (its oldest end, scripts/adk_oldest.py) and the image's google-adk (constraints.txt).
 The scripts themselves run in .ci/run; the release's build is tested in test_workflows.py.
 """
 
@@ -23,6 +23,7 @@ import wheel_smoke
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 ACTION_DOC = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+INSTALL_DOC = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
 CONSTRAINTS = (ROOT / "constraints.txt").read_text(encoding="utf-8")
 
 
@@ -58,29 +59,42 @@ def test_the_wheel_smoke_runs_the_quickstarts_evaluation():
     assert (ROOT / evals).is_dir() and (ROOT / agent / "agent.py").is_file()
 
 
-def test_the_git_install_line_names_the_same_extra_and_the_major_tag():
+def test_the_git_install_line_names_the_same_extra_and_a_commit():
+    """Nothing is released yet: README installs the tool from a commit of this repository,
+    with the same extra as the quickstart, and says that the `uses:` lines of the other
+    pages are placeholders; docs/install.md gives the same line."""
     (line,) = [ln for ln in README.splitlines() if ln.startswith("pip install") and "git+" in ln]
     (spec,) = shlex.split(line)[2:]
     requirement = Requirement(spec)
     assert requirement.name == "agent-eval-action" and requirement.extras == {"adk"}
-    assert re.fullmatch(r"git\+https://github\.com/org/agent-eval-action@v\d+", requirement.url)
-    assert "`org/agent-eval-action` here and in every snippet below is a placeholder" in README
+    assert requirement.url == "git+https://github.com/<owner>/agent-eval-action@<sha>"
+    assert "`<owner>/agent-eval-action@<sha>`" in README  # the same pin for `uses:`
+    assert (
+        "`org/agent-eval-action@v1`, in the `uses:` lines under docs/ and examples/, "
+        "is a placeholder" in README
+    )
+    assert f"\n{line}\n" in INSTALL_DOC
 
 
-def test_the_docs_say_the_adk_range_that_is_tested():
+@pytest.mark.parametrize("text", [README, INSTALL_DOC], ids=["README.md", "docs/install.md"])
+def test_the_docs_say_the_adk_range_that_is_tested(text):
     oldest = adk_oldest.oldest()
     assert oldest == "1.36"
-    assert f"google-adk {oldest} and every later 1.x and 2.x" in README
+    assert f"google-adk {oldest} and every later 1.x and 2.x" in text
     excluded = [
         s.version.removesuffix(".*")
         for s in adk_oldest._adk_requirement().specifier
         if s.operator == "!="
     ]
-    assert excluded == sorted(excluded) and f"({' and '.join(excluded)} excepted" in README
-    assert f"{oldest}.0 (`scripts/adk_oldest.py`) and the image's {image_adk()}" in README
+    assert excluded == sorted(excluded) and f"({' and '.join(excluded)} excepted" in text
+    assert f"{oldest}.0 (`scripts/adk_oldest.py`) and the image's {image_adk()}" in text
 
 
-@pytest.mark.parametrize("text", [README, ACTION_DOC], ids=["README.md", "docs/action.md"])
+@pytest.mark.parametrize(
+    "text",
+    [README, ACTION_DOC, INSTALL_DOC],
+    ids=["README.md", "docs/action.md", "docs/install.md"],
+)
 def test_the_docs_name_the_images_google_adk(text):
     assert f"google-adk {image_adk()}" in text
     assert "Linux runners only" in text and "Python 3.11" in text

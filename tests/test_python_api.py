@@ -166,8 +166,9 @@ def test_the_sync_form_inside_an_event_loop_says_to_await():
 
 
 def test_the_migration_snippet_in_the_docs_is_this_module():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "from agent_eval_action.testing import AgentEvaluator" in readme
+    # the snippet moved from README.md to docs/running.md ("From ADK's pytest helper")
+    walkthrough = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
+    assert "from agent_eval_action.testing import AgentEvaluator" in walkthrough
 
 
 def test_the_example_pytest_file_passes_and_shows_the_failing_case():

@@ -1,5 +1,5 @@
 """ADK's pytest route, through agent-eval-action: `AgentEvaluator.evaluate(...)` as ADK's
-docs write it, with only the import changed (README, "From ADK's pytest helper").
+docs write it, with only the import changed (docs/running.md, "From ADK's pytest helper").
 
     PYTHONPATH=examples python -m pytest examples/customer_support/test_with_pytest.py
 

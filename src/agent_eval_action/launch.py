@@ -72,6 +72,13 @@ def announce(kind: Kind, argv: Sequence[str], user: int | None = None) -> None:
     sys.audit(LAUNCH_EVENT, kind.value, tuple(argv), user)
 
 
+def agent_path(*first: str) -> str:
+    """The value of AGENT_PATH_ENV for an agent stage: the folders `first`, then this
+    process's PYTHONPATH (the workflow's or the user's), each made absolute."""
+    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join([*first, *(os.path.abspath(p) for p in given if p)])
+
+
 def add_agent_paths() -> None:
     """Put the folders AGENT_PATH_ENV names first on sys.path (the agent stage, once the
     tool's own modules are imported): what PYTHONPATH would have done, had the stage read it."""

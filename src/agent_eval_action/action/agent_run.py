@@ -53,11 +53,8 @@ def agent_environment(user: PrUser, added: dict[str, str]) -> dict[str, str]:
     that reads no PYTHONPATH: the workflow's, and the requirements' folder, reach its
     sys.path through launch.AGENT_PATH_ENV, after the tool's own imports."""
     env = {**user.environment(child_environment()), **added}
-    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    workflow = [str(Path(p).absolute()) for p in given if p]
-    paths = [p for p in (added.get(launch.AGENT_PATH_ENV), *workflow) if p]
-    if paths:
-        env[launch.AGENT_PATH_ENV] = os.pathsep.join(paths)
+    requirements = added.get(launch.AGENT_PATH_ENV)
+    env[launch.AGENT_PATH_ENV] = launch.agent_path(*([requirements] if requirements else []))
     env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
     return env
 

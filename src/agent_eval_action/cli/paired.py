@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import launch
 from ..errors import EXIT_PASS
 from ..pipeline import paired as pairing
 
@@ -145,11 +146,18 @@ class PairedStage:
         cases = [[*key, what] for key, what in paired_cases]
         plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
         traces = self.scratch / f"traces-{run}.jsonl"
-        argv = [sys.executable, "-m", "agent_eval_action", "run-cases", *stage_arguments(self.args)]
+        argv = launch.tool("run-cases", *stage_arguments(self.args))
         argv += [*flags, "--agent-cwd", str(start), "--traces", str(traces), "--confirm", str(plan)]
         print(f"running {len(cases)} case(s) on the merge-base's code", file=sys.stderr)
-        env = {**os.environ, "AGENT_EVAL_PROGRESS": "lines"}
-        code = subprocess.run(argv, env=env, check=False, stdin=subprocess.DEVNULL).returncode
+        # an isolated child reads no PYTHONPATH: the agent's folders go as launch says
+        env = {
+            **os.environ,
+            "AGENT_EVAL_PROGRESS": "lines",
+            launch.AGENT_PATH_ENV: launch.agent_path(),
+        }
+        code = launch.run(
+            launch.Kind.TOOL, argv, env=env, check=False, stdin=subprocess.DEVNULL
+        ).returncode
         if code != EXIT_PASS or not traces.exists():
             self.stop(pairing.STOPPED.format(code=code))
             return None
