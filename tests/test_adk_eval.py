@@ -28,7 +28,8 @@ PASSED, FAILED = 1, 2  # ADK's EvalStatus, as written
 def adk_eval(tmp_path_factory):
     """Run `adk eval` once on a copy of the example; return its one result file's JSON."""
     root = tmp_path_factory.mktemp("adk_eval")
-    shutil.copytree(EXAMPLE, root / "customer_support")
+    # what earlier runs left in the example (its eval history) is not the example
+    shutil.copytree(EXAMPLE, root / "customer_support", ignore=shutil.ignore_patterns(".adk"))
     done = subprocess.run(
         [
             sys.executable,

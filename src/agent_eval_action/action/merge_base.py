@@ -56,9 +56,7 @@ class MergeBaseRuns:
     """The merge-base's worktree and the traces its rounds wrote (copied for the score
     stage); `note` says why paired runs were skipped or stopped."""
 
-    def __init__(
-        self, settings: Settings, base: str, workspace: Path, main_user: MainUser
-    ) -> None:
+    def __init__(self, settings: Settings, base: str, workspace: Path, main_user: MainUser) -> None:
         self.settings, self.workspace = settings, workspace
         self.main_user = main_user
         self.side: tuple[PrUser, dict[str, str]] | None = None  # made at the first round
