@@ -320,3 +320,30 @@ def _uid(proc: Path) -> int | None:
         return None
     line = next(x for x in status.splitlines() if x.startswith("Uid:"))
     return int(line.split()[1])
+
+
+STOPS_THE_KILLER = r"""
+import os, signal, time
+
+stage = os.getppid()
+if os.fork() == 0:  # detached: kills its stage, then stops whatever of its uid comes along
+    os.setsid()
+    os.kill(stage, signal.SIGKILL)
+    ends = time.monotonic() + 20
+    while time.monotonic() < ends:
+        os.kill(-1, signal.SIGSTOP)  # the kill helper too, were it of this uid
+    os.kill(-1, signal.SIGCONT)
+    os._exit(0)
+"""
+
+
+def test_a_process_that_stops_its_users_processes_cannot_stop_the_killer(runner: Runner):
+    with github_layout(answering("hi", STOPS_THE_KILLER)) as layout:
+        started = time.monotonic()
+        done = layout.run(runner)
+        took = time.monotonic() - started
+        assert done.returncode == 3, done.stdout + done.stderr  # its stage was killed
+        assert took < 15, f"the action waited {took:.0f} s on a stopped killer"
+        assert not any(
+            uid >= FIRST_UID for uid in (_uid(p) for p in Path("/proc").iterdir()) if uid
+        )

@@ -163,16 +163,25 @@ def layout() -> Iterator[Path]:
 
 
 def _run_isolated(
-    runner: Runner, top: Path, main_table: dict, pr_table: dict, python: Path, pr_agent: str = ""
+    runner: Runner,
+    top: Path,
+    main_table: dict,
+    pr_table: dict,
+    python: Path,
+    pr_files: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path, str]:
     """As root, in GitHub's layout (the checkout owned by the runner's user), the image's
-    entry point on a PR whose agent is table_agent.py run by `python` (`pr_agent` put before
-    it in the PR's commit); (what the action did, the repository, main's sha)."""
+    entry point on a PR whose agent is table_agent.py run by `python`, `pr_files` added to
+    the PR's commit (a text put before the agent's for "table_agent.py"), `env` the step's;
+    (what the action did, the repository, main's sha)."""
     agent = (WORKERS / "table_agent.py").read_text()
     repo, base, head = _checkout(top, main_table, pr_table, {"table_agent.py": agent})
-    if pr_agent:
-        (repo / "table_agent.py").write_text(pr_agent + agent)
-        git(repo, "commit", "-q", "-a", "--amend", "-m", "the PR")
+    if pr_files:
+        for name, text in pr_files.items():
+            (repo / name).write_text(text + agent if name == "table_agent.py" else text)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "--amend", "-m", "the PR")
         head = git(repo, "rev-parse", "HEAD")
     command = f"{python} table_agent.py table.json"
     argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
@@ -196,17 +205,18 @@ def _run_isolated(
         "agent-eval-results", zipped({"results.json": baseline}), run_id=run["id"], digest=True
     )
     fake.add_pull(7, head, base)
-    env = runner.env(
+    environment = runner.env(
         "pull_request", pr_payload(7, head, base), evals="evals", command=command,
         history="0", paired="true", **{"output-dir": str(top / "out")},
     )  # fmt: skip
-    env.update(
+    environment.update(
         GITHUB_WORKSPACE=str(repo), PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
     )
-    env.pop("PYTHONPATH", None)
+    environment.pop("PYTHONPATH", None)
+    environment.update(env or {})
     done = subprocess.run(
         [*image_entrypoint(), "action"],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+        cwd=repo, env=environment, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     return done, repo, base
 
@@ -254,10 +264,55 @@ def test_isolated_the_prs_code_cannot_sabotage_mains_paired_runs(runner: Runner,
     if not PYTHON_WITH_USER_SITE.exists():
         pytest.skip(f"{PYTHON_WITH_USER_SITE} is absent: no Python that reads a user site")
     main_table, pr_table = {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
-    done, _, _ = _run_isolated(
-        runner, layout, main_table, pr_table, PYTHON_WITH_USER_SITE, PLANTS_IN_HOME
-    )
+    plants = {"table_agent.py": PLANTS_IN_HOME}
+    done, _, _ = _run_isolated(runner, layout, main_table, pr_table, PYTHON_WITH_USER_SITE, plants)
     # main's code ran as a user of its own, whose HOME the PR's code never touched
     assert done.returncode == 1, done.stdout + done.stderr
     paired = json.loads((layout / "out" / "merge-base.json").read_text())
     assert paired["cases"][0]["status"] == "passed"
+
+
+# A module of the PR's that says, in a folder anyone may write, which user imported it
+# where: imported in main's stage (which runs with --agent-cwd), it could rewrite main's
+# answers there and make the PR's regression pass as noise.
+TELLS = """
+import os, sys
+with open(os.path.join(DROP, f"imported-{os.getuid()}-{'--agent-cwd' in sys.argv}"), "w"):
+    pass
+
+
+def metric(*args):
+    return 1.0
+"""
+
+
+# ... and then is the standard library's shlex, which the agent stage imports once it has
+# put the agent's folders (PYTHONPATH among them) first on sys.path
+SHLEX_ITSELF = """
+import sysconfig
+_real = os.path.join(sysconfig.get_paths()["stdlib"], "shlex.py")
+exec(compile(open(_real).read(), _real, "exec"))
+"""
+
+
+@ISOLATED
+@pytest.mark.parametrize("how", ["custom metric", "PYTHONPATH"])
+def test_isolated_mains_stage_imports_nothing_of_the_prs(runner: Runner, layout, how: str):
+    drop = layout / "drop"
+    drop.mkdir()
+    drop.chmod(0o1777)
+    tells = TELLS.replace("DROP", repr(str(drop)))
+    main_table, pr_table = {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    if how == "custom metric":  # the PR's test_config.json names a module of the PR's
+        config = {
+            "criteria": {"tool_trajectory_avg_score": 1.0, "tells": 0.0},
+            "custom_metrics": {"tells": {"code_config": {"name": "tells.metric"}}},
+        }
+        files, env = {"tells.py": tells, "evals/test_config.json": json.dumps(config)}, {}
+    else:  # the workflow's PYTHONPATH: the checkout, where the PR shadows a module
+        files, env = {"shlex.py": tells + SHLEX_ITSELF}, {"PYTHONPATH": "."}
+    done, _, _ = _run_isolated(runner, layout, main_table, pr_table, IMAGE_PYTHON, files, env)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said  # the regression stands
+    seen = sorted(p.name for p in drop.iterdir())
+    assert not any(name.endswith("-True") for name in seen), seen  # never in main's stage

@@ -9,8 +9,9 @@
 - `Kind.PYTHON`: a module of the interpreter's own (venv, pip), isolated the same way.
 - `Kind.EXTERNAL`: a program of the image (git), with the environment its caller builds.
 - `Kind.PR`: the PR's own programs (a `--command` agent, a virtualenv's pip).
-- `Kind.KILL`: a fork of this process that takes a user's uid and, without running
-  anything else, sends SIGKILL to every process of that user (`kill_all_of`).
+- `Kind.KILL`: a fork of this process that takes a user's uid (as its effective uid only)
+  and, without running anything else, sends SIGKILL to every process of that user
+  (`kill_all_of`).
 
 Each start is announced as the audit event `LAUNCH_EVENT` (kind, argv, uid or None), just
 before the interpreter's own `subprocess.Popen` event, so that a test's audit hook can tell
@@ -72,11 +73,20 @@ def announce(kind: Kind, argv: Sequence[str], user: int | None = None) -> None:
     sys.audit(LAUNCH_EVENT, kind.value, tuple(argv), user)
 
 
-def agent_path(*first: str) -> str:
+def agent_path(*first: str, moved: tuple[str, str] | None = None) -> str:
     """The value of AGENT_PATH_ENV for an agent stage: the folders `first`, then this
-    process's PYTHONPATH (the workflow's or the user's), each made absolute."""
-    given = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    return os.pathsep.join([*first, *(os.path.abspath(p) for p in given if p)])
+    process's PYTHONPATH (the workflow's or the user's), each made absolute; with `moved`
+    (FROM, TO), a folder below FROM is taken at the same place below TO (main's code, in
+    its worktree, gets main's folders, never the PR's checkout)."""
+    given = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if moved is not None:
+        old, new = moved
+        given = [os.path.join(new, os.path.relpath(p, old)) if _below(p, old) else p for p in given]
+    return os.pathsep.join([*first, *given])
+
+
+def _below(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
 
 
 def add_agent_paths() -> None:
@@ -86,20 +96,21 @@ def add_agent_paths() -> None:
     sys.path[:0] = [f for f in folders if f not in sys.path]
 
 
-def kill_all_of(uid: int, gid: int) -> bool:
-    """SIGKILL every process whose uid is `uid`, from a fork of this process that takes
-    `uid` and `gid` (real, effective and saved) and runs nothing else: `kill(-1)` reaches
-    every process the caller's uid may signal, in one pass of the kernel's that no fork
-    escapes, and spares the caller. Needs root. True when the fork did its kill, False when
-    it was stopped first (a process of `uid`'s may have killed it)."""
+def kill_all_of(uid: int, killer: int) -> bool:
+    """SIGKILL every process whose uid is `uid`, from a fork of this process whose
+    effective uid is `uid` and whose real and saved uids (and gids) are `killer`'s, a uid
+    no process has: `kill(-1)` reaches every process its uids may signal (those of `uid`,
+    by the effective uid), in one pass of the kernel's that no fork escapes, and no process
+    of `uid` may signal it back (the kernel compares their uid with its real and saved
+    ones), so none can stop or kill it first. Needs root. True when the fork did its kill."""
     announce(Kind.KILL, ("kill", "-KILL", "-1"), uid)
     pid = os.fork()
     if pid == 0:  # the child: system calls only, then out
         code = 1
         try:
             os.setgroups([])
-            os.setresgid(gid, gid, gid)
-            os.setresuid(uid, uid, uid)
+            os.setresgid(killer, killer, killer)
+            os.setresuid(killer, uid, killer)
             for _ in range(3):
                 os.kill(-1, signal.SIGKILL)
             code = 0

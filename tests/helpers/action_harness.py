@@ -80,8 +80,12 @@ class Runner:
         return env
 
     def run(self, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return self.run_in(env, ROOT)
+
+    def run_in(self, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        """The action with `cwd` as its current folder (the workspace, as `docker run -w`)."""
         argv = [sys.executable, "-m", "agent_eval_action", "action"]
-        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
     def outputs(self) -> dict[str, str]:
         text = self.output.read_text(encoding="utf-8") if self.output.exists() else ""

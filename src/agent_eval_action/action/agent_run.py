@@ -47,14 +47,20 @@ def score_environment(settings: Settings) -> dict[str, str]:
     return env
 
 
-def agent_environment(user: PrUser, added: dict[str, str]) -> dict[str, str]:
-    """The agent stage's environment: the PR user's folders, what its requirements add, and
+def agent_environment(
+    user: PrUser, added: dict[str, str], moved: tuple[Path, Path] | None = None
+) -> dict[str, str]:
+    """The agent stage's environment: its user's folders, what its requirements add, and
     the folders its agent is imported with. The stage is an isolated interpreter (launch.py)
     that reads no PYTHONPATH: the workflow's, and the requirements' folder, reach its
-    sys.path through launch.AGENT_PATH_ENV, after the tool's own imports."""
+    sys.path through launch.AGENT_PATH_ENV, after the tool's own imports. `moved`
+    (workspace, worktree): main's stage, whose folders are the worktree's."""
     env = {**user.environment(child_environment()), **added}
     requirements = added.get(launch.AGENT_PATH_ENV)
-    env[launch.AGENT_PATH_ENV] = launch.agent_path(*([requirements] if requirements else []))
+    env[launch.AGENT_PATH_ENV] = launch.agent_path(
+        *([requirements] if requirements else []),
+        moved=None if moved is None else (str(moved[0]), str(moved[1])),
+    )
     env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
     return env
 
@@ -84,17 +90,21 @@ def agent_arguments(settings: Settings) -> list[str]:
             return [arg for path in settings.adk_history or () for arg in ("--adk-history", path)]
 
 
-def suite_arguments(settings: Settings, baseline: Path | None) -> list[str]:
-    """What every stage is told of the suite: the eval paths, runs, limits, config, shard."""
-    shared = [*settings.evals]
+def suite_arguments(
+    settings: Settings, baseline: Path | None, root: Path | None = None
+) -> list[str]:
+    """What every stage is told of the suite: the eval paths, runs, limits, config, shard;
+    the paths made absolute below `root` when given (a stage that runs in another folder)."""
+    at = (lambda path: os.path.join(root, path)) if root is not None else (lambda path: path)
+    shared = [at(path) for path in settings.evals]
     shared += ["--num-runs", str(settings.num_runs), "--concurrency", str(settings.concurrency)]
     shared += ["--timeout", repr(settings.timeout)]
     if settings.config:
-        shared += ["--config", settings.config]
+        shared += ["--config", at(settings.config)]
     if settings.trajectory_policy:
         shared += ["--trajectory-policy", settings.trajectory_policy]
     if settings.initial_session:
-        shared += ["--initial-session", settings.initial_session]
+        shared += ["--initial-session", at(settings.initial_session)]
     if settings.strip_thoughts:
         shared += ["--strip-thoughts"]
     shared += [arg for name, most in settings.budgets for arg in ("--budget", f"{name}={most!r}")]
@@ -175,6 +185,7 @@ def run_evals(
         plan: Path | None = None,
         who: PrUser = user,
         environment: dict[str, str] = env,
+        cwd: Path | None = None,
     ) -> int:
         """The agent stage as the PR user (or main's, `who`; `runs` case-runs), scenario
         turns relayed from serve-users, a round's plan on its standard input."""
@@ -189,6 +200,7 @@ def run_evals(
                     pass_fds=turns.fds,
                     stdin=stdin,
                     deadline=stage_deadline(settings, runs),
+                    cwd=cwd,
                 )
         except Overran as err:
             overran[name] = f"the agent stage ({name}): {err}"
@@ -233,12 +245,15 @@ def run_evals(
     def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
         """The round's cases once more, on the merge-base's code, as main's own user."""
         assert paired is not None
-        made = paired.stage(shared, wanted, run, private)
+        # main's stage runs in its worktree, on the PR's eval files where they are
+        made = paired.stage(suite_arguments(settings, baseline, Path.cwd()), wanted, run, private)
         if made is None:
             return
-        main_env = agent_environment(made.user, made.added)
+        main_env = agent_environment(made.user, made.added, (Path.cwd(), made.tree))
         name = f"merge-base-{run}"
-        stage_code = agent_stage(made.argv, name, len(wanted), made.plan, made.user, main_env)
+        stage_code = agent_stage(
+            made.argv, name, len(wanted), made.plan, made.user, main_env, made.tree
+        )
         copy = private / made.produced.name
         if stage_code != EXIT_PASS or _take_traces(made.user, made.produced.name, copy):
             paired.stopped(stage_code)

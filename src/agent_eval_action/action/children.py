@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -75,11 +76,13 @@ class Children:
         pass_fds: Sequence[int] = (),
         stdin: int | None = None,
         deadline: float | None = None,
+        cwd: Path | None = None,
     ) -> int:
         """Run a child (of `kind`: launch.py) to its end, as the PR user when `user` is
         given (then whatever it left running is killed once it exits). Its output is
         relayed to the log as text, never as workflow commands; `tail` keeps its last
-        lines; `stdin` is a descriptor it reads (a plan), else nothing. A child still
+        lines; `stdin` is a descriptor it reads (a plan), else nothing; `cwd` its current
+        folder (default: this process's). A child still
         running `deadline` seconds after its start is stopped, and `Overran` raised once
         it is gone. Once cancelled, only an `after_cancel` child still starts (one that
         saves what a cancelled run finished)."""
@@ -91,6 +94,7 @@ class Children:
             "stdout": subprocess.PIPE,
             "stderr": subprocess.STDOUT,
             "pass_fds": tuple(pass_fds),
+            "cwd": cwd,
         }
         if user is not None and user.switched:
             options.update(

@@ -42,6 +42,7 @@ class MainStage:
     plan: Path
     user: PrUser
     added: dict[str, str]
+    tree: Path  # the worktree: the stage's current folder, so nothing of the PR's is imported
 
 
 def base_of(event: Event, default_branch: str) -> str:
@@ -117,7 +118,7 @@ class MergeBaseRuns:
         produced = user.scratch / f"merge-base-traces-{run}.jsonl"
         argv = ["run-cases", *shared, *flags, "--agent-cwd", str(start)]
         argv += ["--traces", str(produced), "--confirm", "-"]
-        return MainStage(argv, produced, plan, user, added)
+        return MainStage(argv, produced, plan, user, added, tree)
 
     def stopped(self, code: int) -> None:
         self.note = pairing.STOPPED.format(code=code)

@@ -88,6 +88,10 @@ class PrUser:
     folder: Held | None = field(default=None, compare=False, repr=False)
     # holds the uid until remove() (or the action's exit): no other action picks it
     claim: Held | None = field(default=None, compare=False, repr=False)
+    # a second uid of the action's alone, claimed as the first: the real and saved uid of
+    # the process that kills this user's (launch.kill_all_of), which they cannot signal
+    killer: int = -1
+    killer_claim: Held | None = field(default=None, compare=False, repr=False)
 
     @property
     def switched(self) -> bool:
@@ -116,14 +120,15 @@ class PrUser:
         Killing the pids a look at /proc found misses a process that forks and exits in a
         loop: by the time the signal goes it has another pid, and a look can miss it
         altogether (its old pid exited, its new one came after the listing). So each round
-        is a `kill(-1)` sent with this user's uid (launch.kill_all_of), which the kernel
-        delivers to every process of the uid in one pass that no fork slips past (a process
-        with a SIGKILL pending cannot fork); then a look, to go again if anything is left
-        (the killer itself was killed first, say)."""
+        is a `kill(-1)` from a process whose effective uid is this user's and whose real
+        and saved uid are `killer`'s (launch.kill_all_of): the kernel delivers it to every
+        process of this uid in one pass that no fork slips past (a process with a SIGKILL
+        pending cannot fork), and none of them may signal the killer (a SIGSTOP or SIGKILL
+        of theirs is refused). Then a look, to go again if anything is left."""
         if not self.switched:
             return 0  # they share the action's uid: nothing tells them apart
         for rounds in range(1, KILL_ROUNDS + 1):
-            launch.kill_all_of(self.uid, self.gid)
+            launch.kill_all_of(self.uid, self.killer)
             reap()
             if not processes_of(self.uid):
                 return rounds
@@ -149,8 +154,9 @@ class PrUser:
             remove_tree(self.scratch)  # by descriptors: no link of the PR's followed
         if self.folder is not None:
             self.folder.release()
-        if self.claim is not None:
-            self.claim.release()
+        for claim in (self.claim, self.killer_claim):
+            if claim is not None:
+                claim.release()
 
 
 KILL_ROUNDS = 50
@@ -203,7 +209,13 @@ def create(
             (scratch / sub).mkdir(mode=0o700)
         folder = Held(open_folder(scratch, PurePath()))
         return PrUser(uid=os.getuid(), gid=os.getgid(), scratch=scratch, gap=gap, folder=folder)
-    uid, claim = _claim_uid(owners(protected) | {0}, claims or claims_folder())
+    taken = owners(protected) | {0}
+    uid, claim = _claim_uid(taken, claims or claims_folder())
+    try:
+        killer, killer_claim = _claim_uid(taken | {uid}, claims or claims_folder())
+    except BaseException:
+        claim.release()
+        raise
     try:
         scratch = Path(tempfile.mkdtemp(prefix="pr-", dir=within))
         for sub in ("home", "tmp", "cache"):
@@ -214,8 +226,17 @@ def create(
         folder = Held(open_folder(scratch, PurePath()))  # before any of the PR's code runs
     except BaseException:
         claim.release()
+        killer_claim.release()
         raise
-    return PrUser(uid=uid, gid=uid, scratch=scratch, claim=claim, folder=folder)
+    return PrUser(
+        uid=uid,
+        gid=uid,
+        scratch=scratch,
+        claim=claim,
+        folder=folder,
+        killer=killer,
+        killer_claim=killer_claim,
+    )
 
 
 def claims_folder() -> Path:
