@@ -15,7 +15,9 @@ playwright, as GitHub first shows it: folded blocks stay folded. Needs the dev e
 
 from __future__ import annotations
 
+import hashlib
 import html
+import re
 import shutil
 import sys
 import tempfile
@@ -108,11 +110,27 @@ def open_page(markdown: str):  # type: ignore[no-untyped-def]
 
 def screenshot(markdown: str, out: Path) -> Path:
     """The comment as GitHub first shows it: every <details> as the markdown leaves it (the
-    comment's first divergent turns folded), none opened for the picture."""
+    comment's first divergent turns folded), none opened for the picture; beside it,
+    OUT.source.sha256, what it was rendered from (`source_hash`)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with open_page(markdown) as tab:
         tab.locator("#comment").screenshot(path=str(out))
+    sidecar(out).write_text(source_hash(markdown) + "\n", encoding="ascii")
     return out
+
+
+# what changes from one run of the example to the next: how long things took
+_VOLATILE = re.compile(r"\b[0-9][0-9.,]* (ms|s|min|h)\b")
+
+
+def source_hash(markdown: str) -> str:
+    """The sha256 of the markdown a picture shows, durations left out: a test checks that
+    each picture in docs/images/ shows what the code renders today (not its pixels)."""
+    return hashlib.sha256(_VOLATILE.sub("… s", markdown).encode("utf-8")).hexdigest()
+
+
+def sidecar(picture: Path) -> Path:
+    return picture.with_name(picture.name + ".source.sha256")
 
 
 def example_comment(*, with_baseline: bool = True) -> str:

@@ -1,0 +1,46 @@
+"""The pictures of the PR comment in docs/images/ show what the code renders today: each
+was taken from a markdown whose hash is kept beside it (scripts/screenshot_comment.py),
+and the example's comment, rendered now, must have that hash. Pixels are not compared
+(fonts and the browser's version move them); the markdown is what a change to a report
+moves. When this fails: python scripts/screenshot_comment.py [--no-baseline]."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from helpers.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import screenshot_comment
+
+
+@pytest.mark.parametrize(
+    ("picture", "with_baseline", "command"),
+    [
+        (screenshot_comment.DEFAULT_OUT, True, "python scripts/screenshot_comment.py"),
+        (
+            screenshot_comment.NO_BASELINE_OUT,
+            False,
+            "python scripts/screenshot_comment.py --no-baseline",
+        ),
+    ],
+    ids=["comment", "comment-no-baseline"],
+)
+def test_each_picture_of_the_comment_shows_todays_rendering(picture, with_baseline, command):
+    kept = screenshot_comment.sidecar(picture)
+    assert picture.is_file() and kept.is_file(), f"{picture.name}: none taken yet ({command})"
+    now = screenshot_comment.example_comment(with_baseline=with_baseline)
+    assert kept.read_text(encoding="ascii").strip() == screenshot_comment.source_hash(now), (
+        f"{picture.relative_to(ROOT)} shows an older rendering of the comment: {command}"
+    )
+
+
+def test_the_wall_time_alone_does_not_make_a_picture_stale():
+    one = "**Usage:** ⏱️ 0.3 s · agent tokens 2,112 in"
+    assert screenshot_comment.source_hash(one) == screenshot_comment.source_hash(
+        one.replace("0.3 s", "12.5 s")
+    )
+    assert screenshot_comment.source_hash(one) != screenshot_comment.source_hash(
+        one.replace("2,112", "2,113")
+    )
