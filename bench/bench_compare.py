@@ -20,7 +20,7 @@ seconds and their ratio. `--eval-file N` times loading an eval file of N cases (
 loader of `run`: pydantic input models, line-numbered errors) against a bare json.load.
 
 `--files` measures what users run instead: both Results are written to JSON files, then
-`agent-eval-action compare --baseline B --current C --format markdown --out /dev/null`
+`agent-eval-action compare --baseline B --current C --format markdown --report /dev/null`
 runs in a fresh process (loading both files, comparing, loading the current again for
 the report, rendering it); its wall time and its own peak RSS (VmHWM, read by the
 process itself as it exits: a child's ru_maxrss would include this parent's) are printed.
@@ -265,7 +265,7 @@ def measure_files(cases: int, runs: int, seed: int, turns: int | None = 1) -> di
         sizes = [p.stat().st_size for p in (baseline_path, current_path)]
         argv = [
             *("compare", "--baseline", str(baseline_path), "--current", str(current_path)),
-            *("--format", "markdown", "--out", os.devnull),
+            *("--format", "markdown", "--report", os.devnull),
         ]
         started = time.perf_counter()
         done = subprocess.run(
@@ -355,7 +355,7 @@ def yardstick(
     argv = [
         *(sys.executable, "-c", _CLI, str(SRC), "compare"),
         *("--baseline", str(base), "--current", str(cur)),
-        *("--format", "markdown", "--out", os.devnull),
+        *("--format", "markdown", "--report", os.devnull),
     ]
     return argv, base, cur
 

@@ -291,3 +291,16 @@ def test_an_output_dir_that_is_a_file_is_bad_input_before_anything_runs(runner: 
     )
     assert "Traceback" not in done.stderr and runner.fake.comments == {}
     assert taken.read_text(encoding="utf-8") == "someone else's file\n"
+
+
+def test_a_full_disk_is_one_line_and_no_verdict(runner: Runner):
+    """A write the machine refuses (here the step outputs, on /dev/full) is the machine's
+    fault: exit 3, one error line naming what could not be written, no traceback."""
+    _, payload = open_pr(runner)
+    env = runner.env("pull_request", payload, baseline="none")
+    env["GITHUB_OUTPUT"] = "/dev/full"
+    done = runner.run(env)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("::error::")]
+    assert "No space left on device" in line and "free some space" in line

@@ -3,8 +3,9 @@
 Every row is one mistake a user can make. For the CLI rows the command runs in a
 subprocess in a fresh directory, and bad input must give: exit code 2, a last stderr
 line `error: FILE[:LINE]: ...` (one line), no traceback, and no file written or changed
-(`--out` is an existing file that must keep its bytes). A baseline that is missing,
-unreadable or newer is not bad input: the run goes on, with a loud "NO BASELINE".
+(`--out` is an existing file that must keep its bytes). A baseline that is Results it
+cannot use (unreadable Results, a newer schema) is not bad input: the run goes on, with a
+loud "NO BASELINE"; one that is missing or no Results file at all is.
 The event-payload and action-input rows call `load_event` / `parse_settings` directly.
 
 Every row's message is in the table of docs/bad-input.md, word for word: after changing
@@ -164,10 +165,15 @@ def compare(baseline: str, current: str, *extra: str) -> tuple[str, ...]:
         baseline,
         "--current",
         current,
-        "--out",
+        "--report",
         "results.json",
         *extra,
     )
+
+
+def history_before_paths(value: str) -> tuple[str, ...]:
+    """`run --history old.json VALUE --command ...`: VALUE taken as a second --history path."""
+    return ("run", "--history", "old.json", value, "--command", AGENT, "--out", "results.json")
 
 
 GOOD = evalset(a_case())
@@ -280,6 +286,7 @@ TOO_LONG = GOOD.replace(
     '"eval_id": "c1",', '"eval_id": "c1",\n      "creation_timestamp": ' + "9" * 5000 + ","
 )
 NEWER = '{"schema": "agent-eval-results/2", "cases": []}'
+TRACES = '{"traces": "agent-eval-traces/1", "runner": "command"}\n{"eval_id": "c1"}\n'
 
 
 def event_row(
@@ -904,7 +911,7 @@ ROWS: list[Row] = [
         argv=compare("base.json", "cur.json", "--min-delta", "2"),
         files={"base.json": results_json(), "cur.json": results_json()},
     ),
-    # -- baselines: not bad input
+    # -- baselines: Results it cannot use are no baseline; a missing or non-Results file is bad input
     Row(
         "baseline-newer",
         "`run --baseline` of a newer Results schema (not bad input)",
@@ -917,13 +924,46 @@ ROWS: list[Row] = [
     ),
     Row(
         "baseline-corrupt",
-        "`run --baseline` of a corrupt file (not bad input)",
+        "`run --baseline` of a file that is not JSON (no Results file: bad input)",
         "`{not json`",
-        "NO BASELINE",
-        None,
+        "not JSON",
+        "corrupt.json",
         run(EXAMPLE_CASE, extra=("--baseline", "corrupt.json")),
         {"corrupt.json": "{not json"},
-        exit=0,
+    ),
+    Row(
+        "baseline-evalset",
+        "`run --baseline` of an eval set (no Results file: bad input)",
+        "`--baseline d.evalset.json`",
+        "an ADK eval set, not a Results file",
+        "d.evalset.json",
+        run(EXAMPLE_CASE, extra=("--baseline", "d.evalset.json")),
+        {"d.evalset.json": GOOD},
+    ),
+    Row(
+        "compare-baseline-traces",
+        "`compare --baseline` of a traces file (no Results file: bad input)",
+        "`--baseline traces.jsonl`",
+        "a traces file (what run-cases writes), not a Results file",
+        "traces.jsonl",
+        compare("traces.jsonl", "cur.json"),
+        {"traces.jsonl": TRACES, "cur.json": results_json()},
+    ),
+    Row(
+        "history-folder",
+        "an eval folder after `--history` (taken as a second history path)",
+        "`run --history old.json evals --command ...`",
+        "evals: a folder, not a Results file; put the eval paths before --history",
+        argv=history_before_paths("evals"),
+        files={"old.json": results_json(), "evals": folder},
+    ),
+    Row(
+        "history-eval-file",
+        "an eval file after `--history` (taken as a second history path)",
+        "`run --history old.json d.evalset.json --command ...`",
+        "d.evalset.json: an eval file, not a Results file; put the eval paths before --history",
+        argv=history_before_paths("d.evalset.json"),
+        files={"old.json": results_json(), "d.evalset.json": GOOD},
     ),
     Row(
         "baseline-missing",
@@ -1253,7 +1293,7 @@ def test_catalog_row(row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         if row.at is not None:
             assert message.startswith(f"error: {row.at}: "), message
     else:  # no baseline: the run went on, wrote its Results and says so loudly
-        if row.id.startswith("compare"):  # the report (--out) says it on a line of its own
+        if row.id.startswith("compare"):  # the report (--report) says it on a line of its own
             assert message.startswith("No baseline: "), message
         else:
             assert message.startswith("warning: NO BASELINE: "), stderr

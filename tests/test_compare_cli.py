@@ -138,7 +138,6 @@ def test_bad_gate_flags_exit_2(files, capsys, flag):
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ("{not json", "unreadable"),
         ('{"schema": "agent-eval-results/9"}', "newer agent-eval-action"),
         ('{"schema": "agent-eval-results/1", "cases": 3}', "unreadable"),
     ],

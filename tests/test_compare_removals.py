@@ -331,7 +331,7 @@ def test_a_file_id_run_records_its_selection_and_compares_without_removals(
     code = main(
         [
             *("compare", "--baseline", str(full), "--current", str(part)),
-            *("--format", "json", "--out", str(out)),
+            *("--format", "json", "--report", str(out)),
         ]
     )
     diff = Diff.from_json(Path(out).read_text())

@@ -697,7 +697,7 @@ def test_cli_exits_3_when_only_a_gemini_outage_blocked_the_verdict(cli, fake, mo
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ("{not json", "unreadable"),
+        ('{"schema": "agent-eval-results/1", "cases": 3}', "unreadable"),
         ('{"schema": "agent-eval-results/99"}', "newer"),
     ],
 )

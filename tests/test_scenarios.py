@@ -458,7 +458,7 @@ def test_a_regressed_scenario_shows_its_first_divergent_simulated_turn(write, fa
             "baseline.json",
             "--format",
             "markdown",
-            "--out",
+            "--report",
             "report.md",
         ]
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 EXIT_PASS = 0
@@ -30,6 +31,19 @@ def fault_line(err: BaseException) -> str:
     """An unexpected exception (a fault of the tool: exit 3) in one line."""
     said = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
     return f"internal error, {said}"
+
+
+# a file that could not be written for want of room: no verdict (exit 3), no fault of the tool
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def disk_full_line(err: BaseException) -> str | None:
+    """A full disk (or quota) met while writing a file, in one line naming the file
+    (files/writing.replacing names it); None for any other exception."""
+    if not isinstance(err, OSError) or err.errno not in DISK_FULL:
+        return None
+    where = f"{err.filename}: " if err.filename else ""
+    return f"{where}cannot be written: {err.strerror} (free some space, then run again)"
 
 
 class InfrastructureError(Exception):

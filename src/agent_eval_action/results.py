@@ -372,6 +372,9 @@ class RunRecord(Record, kw_only=True):
     # behaviour_fingerprint(turns), written by the score stage (None before it was
     # recorded: then it is computed from the turns)
     fingerprint: str | None = None
+    # what ADK logged during the run (the in-process runner: tracebacks in full, at most
+    # runners/log_capture.py LOG_CHARS characters); None when nothing was, or not recorded
+    log: str | None = None
 
     def turns(self, *, keep: bool = True) -> list[InvocationRecord]:
         """The run's turns, decoded from their JSON on first use (and kept, unless `keep` is

@@ -15,6 +15,13 @@ the per-case, per-axis table. `results_file=` writes the Results with the same r
 target as `--agent DIR`, so a pytest job on main can record the baseline too.
 `AgentEvaluator.evaluate` is a coroutine, for async tests (pytest-asyncio, anyio);
 `AgentEvaluator.evaluate_sync` is the same for plain test functions.
+
+A failure reads as the test's own: the AssertionError (and a bad input's InputError) is
+raised from frames of this module that pytest hides (`__tracebackhide__`), with no frame
+below them, so the test's author sees the message, not this library's source. The message
+is the console's (report/console.py): the table, then per failing case its first
+divergent turn, the expected tool call against the one made with the differing argument
+marked (report/why.py).
 """
 
 from __future__ import annotations
@@ -36,8 +43,8 @@ NUM_RUNS = 2  # ADK's AgentEvaluator.evaluate default
 
 
 class EvaluationFailed(AssertionError):
-    """The agent did not pass: its message is the per-case, per-axis table; `results`
-    holds the Results."""
+    """The agent did not pass: its message is the per-case, per-axis table and why each
+    failing case fails; `results` holds the Results."""
 
     def __init__(self, message: str, results: Results) -> None:
         super().__init__(message)
@@ -89,21 +96,25 @@ class AgentEvaluator:
     ) -> Results:
         """Evaluate as ADK's `AgentEvaluator.evaluate` does, for async tests (the run goes
         to a worker thread with its own event loop). See `evaluate_sync`."""
-        return await asyncio.to_thread(
-            AgentEvaluator.evaluate_sync,
-            agent_module,
-            eval_dataset_file_path_or_dir,
-            num_runs,
-            agent_name,
-            initial_session_file,
-            print_detailed_results,
-            results_file=results_file,
-            baseline=baseline,
-            config=config,
-            fail_on=fail_on,
-            budgets=budgets,
-            strip_thoughts=strip_thoughts,
-        )
+        __tracebackhide__ = True
+        try:
+            return await asyncio.to_thread(
+                AgentEvaluator.evaluate_sync,
+                agent_module,
+                eval_dataset_file_path_or_dir,
+                num_runs,
+                agent_name,
+                initial_session_file,
+                print_detailed_results,
+                results_file=results_file,
+                baseline=baseline,
+                config=config,
+                fail_on=fail_on,
+                budgets=budgets,
+                strip_thoughts=strip_thoughts,
+            )
+        except (EvaluationFailed, InputError) as failure:
+            raise _here(failure) from None  # not from the worker thread, through asyncio
 
     @staticmethod
     def evaluate_sync(
@@ -131,6 +142,7 @@ class AgentEvaluator:
         could be reached (cancelled, or the judge's Gemini out of reach). Returns the Results,
         also written to `results_file` when given. Unlike ADK: `agent_name` (a sub-agent)
         is not supported; `num_runs` defaults to ADK's 2."""
+        __tracebackhide__ = True
         _no_running_loop()
         if agent_name is not None:
             raise InputError(
@@ -148,13 +160,16 @@ class AgentEvaluator:
             strip_thoughts=strip_thoughts,
             budgets=tuple(budgets),
         )
-        results, verdict, table = _run(
-            _target(agent_directory(agent_module)),
-            str(eval_dataset_file_path_or_dir),
-            options,
-            baseline=None if baseline is None else str(baseline),
-            fail_on=fail_on,
-        )
+        try:
+            results, verdict, table = _run(
+                _target(agent_directory(agent_module)),
+                str(eval_dataset_file_path_or_dir),
+                options,
+                baseline=None if baseline is None else str(baseline),
+                fail_on=fail_on,
+            )
+        except InputError as bad:
+            raise _here(bad) from None  # one line naming the file: no frame of ours below
         if results_file is not None:
             results.write(Path(results_file))
         if verdict == EXIT_INFRASTRUCTURE:
@@ -173,7 +188,14 @@ class AgentEvaluator:
         return results
 
 
+def _here(error: Exception) -> Exception:
+    """The error without the frames it was raised through: raised again, its traceback
+    starts at the (hidden) frame that raises it."""
+    return error.with_traceback(None)
+
+
 def _no_running_loop() -> None:
+    __tracebackhide__ = True
     try:
         asyncio.get_running_loop()
     except RuntimeError:

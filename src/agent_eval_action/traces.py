@@ -112,6 +112,9 @@ class CaseRunTrace(BaseModel):
     # why the case-run was not attempted (a scenario case without the user simulator): the
     # case is not_evaluated, never passed; accepted only for scenario cases
     not_run: str | None = None
+    # what ADK logged during the case-run (the in-process runner: runners/log_capture.py),
+    # tracebacks in full, capped; None when it logged nothing or the runner does not tell
+    log: str | None = None
 
     @property
     def key(self) -> CaseKey:

@@ -3,7 +3,8 @@
 - `artifact`: the results artifact of the baseline branch's push run for the PR's
   merge-base, else the nearest older commit that has one (github/baseline.py);
 - `branch`: the results stored on the data branch for that commit (github/databranch.py);
-- a path: that Results file; `none`: no baseline.
+- a path: that Results file (missing, or no Results file at all: bad input, as for
+  `--baseline`); `none`: no baseline.
 
 "No baseline" is never a crash: it comes back with the reason, which every report shows.
 A GitHub outage is different: falling back to thresholds then could pass a PR that the
@@ -18,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..compare.loading import load_baseline
 from ..compare.record import MainRecord
 from ..errors import InfrastructureError
 from ..github.client import GitHub, GitHubError
@@ -59,10 +59,11 @@ def _none(reason: str) -> ChosenBaseline:
 
 
 def _from_file(path: Path) -> ChosenBaseline:
-    from ..pipeline.gate import require_file
+    """`baseline: <path>`: a path the user named, read as `--baseline` is (bad input when
+    it is missing or no Results file; no baseline when it is Results that cannot be used)."""
+    from ..pipeline.gate import read_named
 
-    require_file(str(path), "input baseline")
-    results, reason = load_baseline(str(path))
+    results, reason = read_named(str(path), "input baseline")
     if results is None:
         return _none(reason or "the baseline is unusable")
     return ChosenBaseline(

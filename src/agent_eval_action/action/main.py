@@ -25,6 +25,7 @@ from ..errors import (
     EXIT_INFRASTRUCTURE,
     InfrastructureError,
     InputError,
+    disk_full_line,
     fault_line,
 )
 from ..files import BENEATH_ENV, read_beneath
@@ -90,6 +91,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
     except (InfrastructureError, GitHubError) as err:
         return _fail(EXIT_INFRASTRUCTURE, str(err), environ)
     except Exception as err:  # a fault of this tool or its machine: no verdict, never exit 1
+        if full := disk_full_line(err):  # the machine's, not the tool's: one line, no traceback
+            return _fail(EXIT_INFRASTRUCTURE, full, environ)
         for line in traceback.format_exc().splitlines():  # for a bug report
             outputs.say(line, sys.stderr)  # it may quote an artifact: plain, never a command
         return _fail(

@@ -145,11 +145,10 @@ def mode_baseline(ctx: Context) -> int:
 
 def _with_policy(ctx: Context, results: Results) -> Results:
     """A baseline's score stage gates on nothing (`--fail-on never`); its Results record the
-    policy of this step instead, the one later PRs are compared with ("policy differs")."""
-    from ..pipeline.gate import gate_policy
+    policy of this step instead, the one later PRs are compared with (pipeline/gate.py)."""
+    from ..pipeline.gate import with_policy
 
-    config = results.run_config.replace(gate=gate_policy(ctx.settings.gate))
-    results = results.replace(run_config=config)
+    results = with_policy(results, ctx.settings.gate)
     results.write(ctx.out_dir / "results.json")
     return results
 

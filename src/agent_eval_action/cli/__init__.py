@@ -5,8 +5,9 @@ parser imports only these light modules; a command's handler imports what it nee
 it runs, so `--help` and usage errors stay fast.
 
 Exit codes (errors.py): 0 passed, 1 gate failed, 2 bad input or usage, 3 no verdict:
-infrastructure failure, cancellation (partial Results are still written), or a fault of
-the tool itself (an unexpected exception, its traceback printed: never the gate's 1).
+infrastructure failure, cancellation (partial Results are still written), a file that a
+full disk kept from being written (one line naming it), or a fault of the tool itself (an
+unexpected exception, its traceback printed: never the gate's 1).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..errors import (
     EXIT_INFRASTRUCTURE,
     InfrastructureError,
     InputError,
+    disk_full_line,
     fault_line,
 )
 from ..files import BENEATH_ENV, read_beneath
@@ -83,6 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_INFRASTRUCTURE
     except Exception as err:  # a fault of this tool: no verdict, never the gate's exit 1
+        if full := disk_full_line(err):  # not the tool's fault: one line, no traceback
+            print(f"error: {full}", file=sys.stderr)
+            return EXIT_INFRASTRUCTURE
         traceback.print_exc()
         print(f"error: {fault_line(err)} (the traceback is above)", file=sys.stderr)
         return EXIT_INFRASTRUCTURE

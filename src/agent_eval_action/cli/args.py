@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from ..core import Axis, TrajectoryPolicy, parse_trajectory_policy
 from ..errors import EXIT_BAD_INPUT, InputError
+from ..evalset.discovery import EVAL_SUFFIXES
 from ..pipeline.options import DEFAULTS, GateOptions, RunOptions
 
 if TYPE_CHECKING:
@@ -39,6 +40,22 @@ def output_file(text: str) -> str:
     if folder is not None and not folder.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: {folder} is a file, not a directory")
     return text
+
+
+def history_file(text: str) -> str:
+    """An argparse type: a `--history` path, a Results file (or main's record). A folder or
+    an eval file is refused with the order that works: several paths may follow one
+    --history (spread), so eval paths given after it are taken as its own."""
+    if Path(text).is_dir():
+        what = "a folder"
+    elif text.endswith(EVAL_SUFFIXES) or text.partition(":")[0].endswith(EVAL_SUFFIXES):
+        what = "an eval file"  # FILE, or FILE:id1,id2
+    else:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text}: {what}, not a Results file; put the eval paths before --history: "
+        "`run evals/ --history A B --command …`"
+    )
 
 
 def at_least(least: int) -> Callable[[str], int]:
@@ -397,6 +414,7 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
         "--history",
         action="append",
         default=[],
+        type=history_file,
         metavar="BASE.json",
         help="an older baseline from main, which tells noise from change; repeat it for more "
         "(or give several before another flag or --)",

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from . import args as common
-from .output import add_html
+from .output import add_html, add_report
 
 FORMATS = ("markdown", "summary", "table", "json")
+# `compare --out` was the report's file until --out came to mean Results everywhere
+DEPRECATED_OUT = (
+    "warning: compare --out is deprecated: use --report FILE (the same file); --out goes in "
+    "the next minor release"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,45 +21,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline",
         required=True,
         metavar="BASE.json",
-        help="the baseline Results (from main); it must exist, but unreadable or newer means no baseline",
+        help="the baseline Results (from main); it must exist and be Results, but unreadable or "
+        "newer Results mean no baseline",
     )
     parser.add_argument("--current", required=True, metavar="CUR.json", help="the Results to judge")
     common.add_gate_options(parser)
     common.add_report_options(parser, FORMATS)
+    add_report(parser)
     parser.add_argument(
         "--out",
         type=common.output_file,
         metavar="FILE",
-        help="write the output there instead of stdout",
+        help="deprecated: the old spelling of --report (removed in the next minor release)",
     )
     add_html(parser)
 
 
 def handle(args: argparse.Namespace) -> int:
     from ..compare import load_results
+    from ..errors import InputError
     from ..pipeline.gate import gate, read_baseline, verdict_code
-    from .output import emit, report, write_html
+    from .output import Printed, report, write_html
 
+    if args.out is not None and args.report is not None:
+        raise InputError("--out is the old spelling of --report: give --report only")
     options = common.gate_options(args)
-    baseline = read_baseline(args.baseline, args.history)  # a missing file is bad input
+    baseline = read_baseline(args.baseline, args.history)  # missing, or not Results: exit 2
     for said in baseline.left_out:
         print(said, file=sys.stderr)
     current = load_results(args.current)
     diff = gate(current, baseline, options)
     if diff.baseline is None:
         print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
-    if args.format == "json":  # a few cases at a time: at 100,000 cases, hundreds of MB
-        if args.out is None:
-            sys.stdout.flush()
-            diff.stream(sys.stdout.buffer)
-            sys.stdout.buffer.flush()
+    with Printed(args.report or args.out) as out:
+        if args.format == "json":
+            out.record(diff)
+        elif args.format in ("markdown", "summary"):
+            out.text(report(diff, current, args))
         else:
-            diff.write(Path(args.out))
-    elif args.format in ("markdown", "summary"):
-        emit(report(diff, current, args), args.out)
-    else:
-        from ..report.diff_console import table
+            from ..report.diff_console import table
 
-        emit(table(diff), args.out)
+            out.text(table(diff, html=args.html))
     write_html(diff, current, baseline, args)
+    if args.out is not None:  # said last: bad input stays one line
+        print(DEPRECATED_OUT, file=sys.stderr)
     return verdict_code(diff)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS
 from . import args as common
-from .output import add_html
+from .output import add_html, add_report
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from ..traces import CaseRuns
 
 FORMATS = ("table", "markdown", "summary", "json")
+# `--out` names the Results: one named like a report gets a note pointing to --report
+REPORT_SUFFIXES = (".md", ".markdown", ".txt", ".html")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +48,7 @@ def add_output(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where to write the Results (default results.json); diff.json goes beside it",
     )
+    add_report(parser)
     add_html(parser)
 
 
@@ -100,7 +103,7 @@ def finish(
     from ..github.env import GitHubEnv
     from ..pipeline import gate as gating
     from ..pipeline.score import score
-    from .output import write_html
+    from .output import Printed, write_html
 
     empty_shard = job.shard is not None and not job.plan.suite.case_count
     source = GitHubEnv.from_env(os.environ).source()
@@ -139,11 +142,18 @@ def finish(
         notes += more
     results = scored.results
     results.warnings.extend(notes)
+    if recording:  # main's Results: the policy PRs are gated with, not this run's `never`
+        results = gating.with_policy(results, common.gate_options(args))
     results.write(Path(args.out))
     if job.shard is not None and args.baseline is not None:
         _shard_diff(args, job, results, gate)
     print(job.configs, file=sys.stderr)
     print(f"results: {args.out}", file=sys.stderr)
+    if args.report is None and Path(args.out).suffix in REPORT_SUFFIXES:
+        print(
+            f"note: --out {args.out} holds the Results (JSON); --report FILE writes the report",
+            file=sys.stderr,
+        )
     if empty_shard:
         assert job.shard is not None
         print(
@@ -152,46 +162,46 @@ def finish(
             file=sys.stderr,
         )
         return EXIT_PASS
-    if args.format == "json":  # a few cases at a time, as --out is written
-        sys.stdout.flush()
-        results.stream(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-    elif args.format == "table":
-        from ..report.console import table
+    with Printed(args.report) as out:  # stdout, or --report FILE once all of it is made
+        if args.format == "json":
+            out.record(results)
+        elif args.format == "table":
+            from ..report.console import table
 
-        print(table(results))
-    if results.partial:
-        print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
-        return EXIT_INFRASTRUCTURE
-    if job.shard is not None and args.baseline is not None:
-        return gating.judged_code(results, scored.judged, EXIT_PASS)  # the merge gates
-    code = gating.threshold_code(results)
-    if args.baseline is not None:
-        diff = gating.gate(results, baseline, gate)
-        diff_path = Path(args.out).with_name("diff.json")
-        diff.write(diff_path)  # a few cases at a time: a large Diff is never one str
-        print(f"comparison: {diff_path}", file=sys.stderr)
-        if args.format == "table":
-            from ..report.diff_console import table as diff_table
+            # the why of each failing case here when no comparison follows (it has its own)
+            out.text(table(results, why=args.baseline is None, html=args.html))
+        if results.partial:
+            print(f"error: cancelled; partial results written to {args.out}", file=sys.stderr)
+            return EXIT_INFRASTRUCTURE
+        if job.shard is not None and args.baseline is not None:
+            return gating.judged_code(results, scored.judged, EXIT_PASS)  # the merge gates
+        code = gating.threshold_code(results)
+        if args.baseline is not None:
+            diff = gating.gate(results, baseline, gate)
+            diff_path = Path(args.out).with_name("diff.json")
+            diff.write(diff_path)  # a few cases at a time: a large Diff is never one str
+            print(f"comparison: {diff_path}", file=sys.stderr)
+            if args.format == "table":
+                from ..report.diff_console import table as diff_table
 
-            print("\n" + diff_table(diff))
-        elif args.format != "json":
-            from .output import report
+                out.text("\n" + diff_table(diff, html=args.html))
+            elif args.format != "json":
+                from .output import report
 
-            print(report(diff, results, args))
-        code = gating.verdict_code(diff)
-        if advice := gating.noise_advice(diff, job.options):
-            print(f"note: {advice}", file=sys.stderr)
-        write_html(diff, results, baseline, args)
-    elif args.format in ("markdown", "summary") or args.html:
-        from ..compare import compare
+                out.text(report(diff, results, args))
+            code = gating.verdict_code(diff)
+            if advice := gating.noise_advice(diff, job.options):
+                print(f"note: {advice}", file=sys.stderr)
+            write_html(diff, results, baseline, args)
+        elif args.format in ("markdown", "summary") or args.html:
+            from ..compare import compare
 
-        alone = compare(results, None, no_baseline_reason="no --baseline was given")
-        if args.format in ("markdown", "summary"):
-            from .output import report
+            alone = compare(results, None, no_baseline_reason="no --baseline was given")
+            if args.format in ("markdown", "summary"):
+                from .output import report
 
-            print(report(alone, results, args))
-        write_html(alone, results, job.baseline, args)
+                out.text(report(alone, results, args))
+            write_html(alone, results, job.baseline, args)
     if recording:
         code = EXIT_PASS  # recorded, gated on nothing (not even its thresholds)
     return gating.judged_code(results, scored.judged, code)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import DISK_FULL
 from .reading import Buffer
 
 # Results and Diffs are written a few cases at a time, KBs each: in writes of 1 MB, not
@@ -134,21 +135,28 @@ def replacing(path: Path) -> Iterator[Sink]:
     removed if anything fails, so that no reader ever sees half a file. Missing folders are
     made. A device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO) is written into, never
     replaced: renaming a file over /dev/null as root would turn the device into a file for
-    every process on the machine."""
-    if _device(path):
-        with path.open("wb") as out:
-            yield out
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, _CREATE, 0o666)  # the umask narrows it, as for any new file
+    every process on the machine. A full disk is raised as the OSError it is, but naming
+    `path` (a failed write names no file, a failed open the temporary one): for the one
+    line that errors.disk_full_line makes of it."""
     try:
-        with open(fd, "wb", buffering=0) as raw, Behind(raw) as out:
-            yield out
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        if _device(path):
+            with path.open("wb") as out:
+                yield out
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        fd = os.open(tmp, _CREATE, 0o666)  # the umask narrows it, as for any new file
+        try:
+            with open(fd, "wb", buffering=0) as raw, Behind(raw) as out:
+                yield out
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as err:
+        if err.errno not in DISK_FULL:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..compare import compare, load_baseline
+from ..compare.loading import NotResults
 from ..compare.policy import parse_fail_on
 from ..compare.record import MainRecord
 from ..core import Axis
@@ -47,13 +48,13 @@ NONE_GIVEN = Baseline(None)
 
 
 def read_baseline(path: str | None, history: Sequence[str] = ()) -> Baseline:
-    """A baseline named by path, with its history. A path that does not exist is bad input
-    (the user named it); an unreadable or newer file is "no baseline", with the warning
-    for the caller to say (`warnings`: for stderr and the Results')."""
+    """A baseline named by path, with its history. A path that does not exist or is no
+    Results file is bad input (the user named it: read_named); an unreadable or newer
+    Results file is "no baseline", with the warning for the caller to say (`warnings`: for
+    stderr and the Results')."""
     if path is None:
         return NONE_GIVEN
-    require_file(path, "--baseline")
-    results, reason = load_baseline(path)
+    results, reason = read_named(path, "--baseline")
     older, left_out = read_history(history)
     unusable = (f"warning: {no_baseline_warning(reason)}",) if results is None else ()
     return Baseline(results, reason, older, (*unusable, *left_out), tuple(left_out))
@@ -81,11 +82,23 @@ def read_history(paths: Sequence[str]) -> tuple[MainRecord, list[str]]:
     return record, warnings
 
 
-def require_file(path: str, what: str) -> None:
-    """A baseline file the user named must exist (InputError, exit 2): a typo must not
-    quietly turn the gate into thresholds only."""
+LEAVE_OUT = "leave it out to judge by thresholds"
+
+
+def read_named(path: str, what: str) -> tuple[Results | None, str | None]:
+    """A baseline file the user named (`what`: the flag or the action's input), as
+    load_baseline reads it; but one that is missing, a folder, or no Results file at all (an
+    eval set, a traces file, not JSON) is bad input (InputError, exit 2): a slip must not
+    quietly turn the gate into thresholds only. A Results file it cannot use (newer,
+    refused, invalid) is still "no baseline"."""
     if not Path(path).exists():
-        raise InputError(f"{what}: no such file (leave it out to judge by thresholds)", path)
+        raise InputError(f"{what}: no such file ({LEAVE_OUT})", path)
+    if Path(path).is_dir():
+        raise InputError(f"{what}: a folder, not a Results file ({LEAVE_OUT})", path)
+    try:
+        return load_baseline(path, named=True)
+    except NotResults as err:
+        raise InputError(f"{what}: {err.kind}, not a Results file ({LEAVE_OUT})", path) from None
 
 
 def no_baseline_warning(reason: str | None) -> str:
@@ -108,6 +121,16 @@ def gate_policy(options: GateOptions) -> GatePolicy:
     return GatePolicy(
         fail_on=list(options.fail_on), min_delta={**DEFAULT_MIN_DELTA, **options.deltas()}
     )
+
+
+def with_policy(results: Results, options: GateOptions) -> Results:
+    """`results` recording `options` as their gate's policy (`run_config.gate`). A run that
+    records main's baseline (`run --record-baseline`, the action's push run) gates on
+    nothing, as `--fail-on never`; its Results record the policy of the gate that pull
+    requests meet instead, which every later comparison checks against its own ("The
+    policy differs from main's", compare/notes.py)."""
+    config = results.run_config.replace(gate=gate_policy(options))
+    return results.replace(run_config=config)
 
 
 def gate(

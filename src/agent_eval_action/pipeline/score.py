@@ -311,6 +311,7 @@ def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecor
         confirms=trace.confirms,
         fingerprint=behaviour_fingerprint(turns),
         stop=trace.simulation.stop if trace.simulation is not None else None,
+        log=trace.log,
     )
 
 

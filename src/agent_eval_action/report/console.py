@@ -1,4 +1,5 @@
-"""The console table: one row per case and metric, then a one-line summary."""
+"""The console table: one row per case and metric, why each failing case fails (its first
+divergent turn: report/why.py), then a one-line summary."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from tabulate import tabulate
 
 from ..results import InformationalResult, MetricResult, Results, Status
 from .efficiency import console_lines
+from .labels import number
+from .why import results_why
 
 _MARK = {
     Status.PASSED: "pass",
@@ -18,10 +21,12 @@ _MARK = {
 
 
 def _score(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    return "-" if value is None else number(value)
 
 
-def table(results: Results) -> str:
+def table(results: Results, *, why: bool = True, html: str | None = None) -> str:
+    """`why`: with the failing cases' turns (not when a comparison follows that shows
+    them); `html`: the drill-down report written, named there."""
     rows = []
     for case in results.cases:
         name = f"{case.eval_set_id} / {case.eval_id}"
@@ -46,12 +51,20 @@ def table(results: Results) -> str:
                 ]
             )
             name = ""
-    text = tabulate(rows, headers=["case", "metric", "axis", "score", "threshold", "status"])
+    # scores as every report prints them (report/labels.py: 3 decimals), not re-read as numbers
+    text = tabulate(
+        rows,
+        headers=["case", "metric", "axis", "score", "threshold", "status"],
+        disable_numparse=True,
+        colalign=("left", "left", "left", "right", "right", "left"),
+    )
     notes = [f"{c.eval_set_id} / {c.eval_id}: {c.note}" for c in results.cases if c.note]
     if notes:
         text += "\n\n" + "\n".join(notes)
     if efficiency := console_lines(results):
         text += "\n\n" + "\n".join(efficiency)
+    if why and (explained := results_why(results, html=html)):
+        text += "\n\n" + "\n".join(explained)
     lines = [summary_line(results), judge_line(results), simulator_line(results)]
     return f"{text}\n\n" + "\n".join(line for line in lines if line)
 

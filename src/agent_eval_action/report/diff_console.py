@@ -1,5 +1,5 @@
 """The comparison on the console: the verdict, what it does not show by itself, what changed
-per case, and the suite tests.
+per case, the suite tests, and why each regressed or failing case does (report/why.py).
 
 The same words as the markdown report (report/labels.py): the headline's counts, the case
 classes, the notes said at the top, scores with 3 decimals.
@@ -24,6 +24,7 @@ from .labels import (
     plural,
     said_in,
 )
+from .why import why_lines
 
 _QUIET = {Change.UNCHANGED}
 
@@ -72,7 +73,8 @@ def _label(case: CaseDiff) -> str:
     return case_class(case) + (" · flaky" if case.flaky else "")
 
 
-def table(diff: Diff, current: Results | None = None) -> str:
+def table(diff: Diff, current: Results | None = None, *, html: str | None = None) -> str:
+    """`html`: the drill-down report written, named under the cases explained."""
     lines = [headline(diff, current)]
     if gate := gate_line(diff, current):
         lines.append(gate)
@@ -109,4 +111,6 @@ def table(diff: Diff, current: Results | None = None) -> str:
     comparability = [n for n in diff.notes if not is_no_baseline(n)]
     if comparability:
         lines += ["", "comparability:", *(f"  {n}" for n in comparability)]
+    if explained := why_lines(diff, html=html):
+        lines += ["", *explained]
     return "\n".join(lines)

@@ -11,14 +11,20 @@ Two long answers that share most of their words are shown word by word, as
 holds a change starting with `!`. The agent's own text can hold neither marker: a `-` or
 `+` next to a bracket is written `\\-`, `\\+` (`_literal`). The block is escaped as a whole
 by report/escape.py `code_block`, which no text can leave.
+
+On a console (`marks`) the tool calls are not wrapped: each is one line cut to `WIDTH`
+with an ellipsis, and under a call that replaced one of the same name, `^` marks the
+arguments in which the two differ (`call_lines`).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import textwrap
 from collections.abc import Iterator
+from typing import Any
 
 from ..compare.model import TurnDiff
 from . import escape
@@ -201,19 +207,151 @@ def answer_lines(before: str | None, after: str | None, limit: int) -> list[str]
     return ["@@ answer @@", *_diff_lines(_lines(before, limit), _lines(after, limit))]
 
 
+# ---- tool calls on a console: one line each, the differing arguments marked ---------------
+
+VALUE_CHARS = 40  # of one argument's value in a call on a console line
+_ELLIPSIS = "…"
+
+
+def call_parts(text: str) -> tuple[str, dict[str, Any] | None] | None:
+    """A call as compare/divergence.py `call_text` writes it, read back: (name, args; None
+    when the call had none); None when the text is not one (an older Diff's, cut short)."""
+    name, paren, rest = text.partition("(")
+    if not paren or not rest.endswith(")"):
+        return None
+    if rest == ")":
+        return name, None
+    try:
+        args = json.loads(rest[:-1])
+    except ValueError:
+        return None
+    return (name, args) if isinstance(args, dict) else None
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + _ELLIPSIS
+
+
+def _differing(args: dict[str, Any] | None, other: dict[str, Any] | None) -> set[str]:
+    """The keys of `args` whose value `other` does not have."""
+    theirs = other or {}
+    return {k for k, v in (args or {}).items() if k not in theirs or theirs[k] != v}
+
+
+def _pieces(args: dict[str, Any], value_chars: int | None) -> list[tuple[str, str]]:
+    """(key, `"key": value`) per argument in call_text's order, each value cut to
+    `value_chars` when given."""
+    return [
+        (k, json.dumps(k, ensure_ascii=False) + ": " + _short(_json(args[k]), value_chars))
+        for k in sorted(args)
+    ]
+
+
+def _short(text: str, chars: int | None) -> str:
+    return text if chars is None else _cut(text, chars)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _elided(pieces: list[tuple[str, str]], marked: set[str]) -> list[tuple[str, str]]:
+    """The marked pieces, each run of the others in between as one `…`."""
+    kept: list[tuple[str, str]] = []
+    for key, piece in pieces:
+        if key in marked:
+            kept.append((key, piece))
+        elif not kept or kept[-1][1] != _ELLIPSIS:
+            kept.append(("", _ELLIPSIS))
+    return kept
+
+
+def _call_line(name: str, pieces: list[tuple[str, str]], marked: set[str]) -> tuple[str, str]:
+    """`name({pieces})`, and `^` under the marked pieces."""
+    line, marks = f"{name}({{", " " * (len(name) + 2)
+    for i, (key, piece) in enumerate(pieces):
+        if i:
+            line, marks = line + ", ", marks + "  "
+        line += piece
+        marks += ("^" if key in marked else " ") * len(piece)
+    return line + "})", marks
+
+
+def marked_call(text: str, other: str | None, width: int = WIDTH) -> tuple[str, str]:
+    """A call on one line of at most `width` characters, and the line under it: `^` under
+    each argument that differs from `other` (the call of the same name it replaces, or is
+    replaced by), else empty. When the call is too long, its values are cut to
+    `VALUE_CHARS`, then the arguments that do not differ give way to `…`."""
+    parts = call_parts(text)
+    theirs = None if other is None else call_parts(other)
+    if parts is None or theirs is None or theirs[0] != parts[0]:
+        return _cut(text, width), ""
+    name, args = parts
+    marked = _differing(args, theirs[1])
+    if args is None or not marked:
+        return _cut(text, width), ""
+    line, marks = _call_line(name, _pieces(args, None), marked)
+    if len(line) > width:
+        line, marks = _call_line(name, _pieces(args, VALUE_CHARS), marked)
+    if len(line) > width:
+        line, marks = _call_line(name, _elided(_pieces(args, VALUE_CHARS), marked), marked)
+    return _cut(line, width), marks[: width - 1].rstrip()
+
+
+def call_lines(before: list[str], after: list[str], width: int = WIDTH) -> list[str]:
+    """The tool calls, before → after, as the block's diff (`- `, `+ `, two spaces), each
+    call on one line of at most `width` characters; under a call that replaced one of the
+    same name (or was replaced by one), a line that marks their differing arguments."""
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out += ["  " + _cut(c, width) for c in before[i1:i2]]
+            continue
+        olds, news = before[i1:i2], after[j1:j2]
+        partner = _partners(olds, news)
+        for prefix, calls, other in (("- ", olds, 0), ("+ ", news, 1)):
+            for index, call in enumerate(calls):
+                found = partner[other].get(index)
+                line, marks = marked_call(call, None if found is None else found, width)
+                out.append(prefix + line)
+                if marks:
+                    out.append("  " + marks)
+    return out or ["  (none)"]
+
+
+def _partners(olds: list[str], news: list[str]) -> tuple[dict[int, str], dict[int, str]]:
+    """Each changed call's counterpart: the first unpaired call of the same name on the
+    other side, in order; ({old index: new call}, {new index: old call})."""
+    of_old: dict[int, str] = {}
+    of_new: dict[int, str] = {}
+    names = [(call_parts(c) or ("",))[0] for c in olds]
+    for j, call in enumerate(news):
+        name = (call_parts(call) or ("",))[0]
+        i = next((i for i, n in enumerate(names) if n and n == name and i not in of_old), None)
+        if i is not None:
+            of_old[i], of_new[j] = call, olds[i]
+    return of_old, of_new
+
+
 # ---- the block ----------------------------------------------------------------------------
 
 
-def divergence_text(turn: TurnDiff, limit: int) -> str:
-    """Tool calls and answers of the first divergent turn, baseline (or expected) → current."""
-    calls = [escape.truncate(c, limit) for c in turn.current_calls]
-    expected = [escape.truncate(c, limit) for c in turn.expected_calls]
+def divergence_text(turn: TurnDiff, limit: int, *, marks: bool = False) -> str:
+    """Tool calls and answers of the first divergent turn, baseline (or expected) → current.
+    `marks`: the tool calls as a console shows them (`call_lines`), not wrapped."""
+
+    def listed(calls: list[str]) -> list[str]:
+        return calls if marks else [escape.truncate(c, limit) for c in calls]
+
+    calls = listed(turn.current_calls)
+    expected = listed(turn.expected_calls)
     if turn.baseline_calls is None:
         before_calls, before_answer = expected, turn.expected_answer
         what = "simulated, nothing expected" if turn.simulated else "expected"
         header = f"@@ turn {turn.turn + 1}: {what} → current run {turn.current_run} @@"
     else:
-        before_calls = [escape.truncate(c, limit) for c in turn.baseline_calls]
+        before_calls = listed(turn.baseline_calls)
         before_answer = turn.baseline_answer
         header = (
             f"@@ turn {turn.turn + 1}: baseline run {turn.baseline_run} → "
@@ -229,9 +367,12 @@ def divergence_text(turn: TurnDiff, limit: int) -> str:
     lines += [w for line in user[1:] for w in _put(" " * 8, line)]
     if turn.baseline_calls is not None and not turn.simulated:
         lines.append("  expected tool calls:")
-        lines += [w for c in expected or ["(none)"] for w in _put("    ", c)]
+        if marks:
+            lines += ["    " + _cut(c, WIDTH - 2) for c in expected or ["(none)"]]
+        else:
+            lines += [w for c in expected or ["(none)"] for w in _put("    ", c)]
     lines.append("@@ tool calls @@")
-    lines += _diff_lines(before_calls, calls)
+    lines += call_lines(before_calls, calls) if marks else _diff_lines(before_calls, calls)
     lines += answer_lines(before_answer, turn.current_answer, limit)
     if (
         turn.baseline_calls is not None

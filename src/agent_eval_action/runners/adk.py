@@ -16,6 +16,9 @@ turns are captured from the events as ADK captures them (adk_events.py). Unlike
 case-run's tools start and that detaches (it outlives its parent) is killed when
 that case-run ends (reaper.py); the agent's own children (an MCP server) live on.
 
+What ADK logs while a case-run runs (a raising tool's traceback, logged at each level it
+passes) is kept in its trace, capped, and stderr gets one line per error (log_capture.py).
+
 A tool that blocks the event loop (a synchronous `time.sleep`, blocking I/O)
 stalls every case-run in this process, as under `adk eval`; such agents are
 better evaluated through `--command` or `--adk-api`.
@@ -41,6 +44,7 @@ from typing import Any
 from ..errors import InputError
 from ..evalset.models import Content
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
+from . import log_capture
 from .adk_events import TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
@@ -211,25 +215,31 @@ async def run_adk_suite(
     _quiet_cache_hint()
     agent = await load_agent(Path(agent_dir))
     reaper = current()
+    describe = functools.partial(describe_exception, source_dir=agent.directory)
 
     async def run_one(request: CaseRunRequest) -> CaseRunTrace:
         # What the case-run's tools start carries its mark; what detached goes at its end.
-        with reaper.case():
-            return await run_case_run(
+        # What ADK logs meanwhile goes to the case-run's log.
+        label = f"{request.eval_set_id} / {request.eval_id} run {request.run}"
+        with reaper.case(), log_capture.case(label, describe) as log:
+            trace = await run_case_run(
                 request,
                 functools.partial(_conversation, agent),
                 timeout=timeout,
                 source_dir=agent.directory,
                 next_user=next_user,
             )
+        trace.log = log.text()
+        return trace
 
     try:
-        return await run_pool(
-            requests,
-            run_one,
-            concurrency=concurrency,
-            on_trace=on_trace,
-        )
+        with log_capture.routed():
+            return await run_pool(
+                requests,
+                run_one,
+                concurrency=concurrency,
+                on_trace=on_trace,
+            )
     finally:
         if agent.close is not None:
             with contextlib.suppress(Exception):
@@ -306,7 +316,8 @@ async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIte
 def _recorder_class() -> type:
     """A plugin that does what `adk eval`'s internal plugins do for a case-run: record each
     agent's instructions and tool declarations (ADK's AppDetails), and give model requests
-    without retry options ADK's eval retries."""
+    without retry options ADK's eval retries. It also tells the case-run's log which tool
+    raised an exception (ADK's log of it names none), and lets the exception go on."""
     from google.adk.plugins.base_plugin import BasePlugin
     from google.genai import types
 
@@ -334,6 +345,12 @@ def _recorder_class() -> type:
                     "instructions": _jsonable(config.system_instruction),
                     "tool_declarations": [_jsonable(tool) for tool in config.tools or ()],
                 }
+            return None
+
+        async def on_tool_error_callback(self, *, tool, tool_args, tool_context, error):
+            log = log_capture.current()
+            if log is not None:
+                log.tool_raised(tool.name, error)
             return None
 
         def take(self) -> dict[str, Any]:
