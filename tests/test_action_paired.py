@@ -36,20 +36,27 @@ AGENT = python_command(WORKERS / "table_agent.py", "table.json")
 
 
 def _checkout(
-    tmp_path: Path, main_table: dict, pr_table: dict, files: dict[str, str] | None = None
+    tmp_path: Path, main_table: dict, pr_table: dict, files: dict[str, str | bytes] | None = None
 ) -> tuple[Path, str, str]:
     """A checkout of the PR with main's commit in its history (`files` in both); (repo,
     main's sha, PR's sha)."""
     repo = tmp_path / "repo"
     (repo / "evals").mkdir(parents=True)
-    for name, text in (files or {}).items():
-        (repo / name).write_text(text)
+    for name, data in (files or {}).items():
+        _put(repo / name, data)
     suite = {"eval_set_id": "shop", "eval_cases": [order_case("a"), order_case("b")]}
     (repo / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
     git(repo, "init", "-q")
     base = commit(repo, main_table, "main")
     head = commit(repo, pr_table, "the PR", extra="the PR's change")
     return repo, base, head
+
+
+def _put(path: Path, data: str | bytes) -> None:
+    if isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data)
 
 
 def _baseline(repo: Path, base: str, out: Path) -> bytes:
@@ -168,18 +175,22 @@ def _run_isolated(
     main_table: dict,
     pr_table: dict,
     python: Path,
-    pr_files: dict[str, str] | None = None,
+    pr_files: dict[str, str | bytes] | None = None,
     env: dict[str, str] | None = None,
+    main_files: dict[str, str | bytes] | None = None,
+    **inputs: str,
 ) -> tuple[subprocess.CompletedProcess[str], Path, str]:
     """As root, in GitHub's layout (the checkout owned by the runner's user), the image's
-    entry point on a PR whose agent is table_agent.py run by `python`, `pr_files` added to
-    the PR's commit (a text put before the agent's for "table_agent.py"), `env` the step's;
+    entry point on a PR whose agent is table_agent.py run by `python`, `main_files` in both
+    commits, `pr_files` added to the PR's (a text put before the agent's for
+    "table_agent.py"), `env` the step's, `inputs` the action's;
     (what the action did, the repository, main's sha)."""
     agent = (WORKERS / "table_agent.py").read_text()
-    repo, base, head = _checkout(top, main_table, pr_table, {"table_agent.py": agent})
+    both = {"table_agent.py": agent, **(main_files or {})}
+    repo, base, head = _checkout(top, main_table, pr_table, both)
     if pr_files:
-        for name, text in pr_files.items():
-            (repo / name).write_text(text + agent if name == "table_agent.py" else text)
+        for name, data in pr_files.items():
+            _put(repo / name, f"{data}{agent}" if name == "table_agent.py" else data)
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "--amend", "-m", "the PR")
         head = git(repo, "rev-parse", "HEAD")
@@ -207,7 +218,7 @@ def _run_isolated(
     fake.add_pull(7, head, base)
     environment = runner.env(
         "pull_request", pr_payload(7, head, base), evals="evals", command=command,
-        history="0", paired="true", **{"output-dir": str(top / "out")},
+        history="0", paired="true", **{"output-dir": str(top / "out"), **inputs},
     )  # fmt: skip
     environment.update(
         GITHUB_WORKSPACE=str(repo), PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
@@ -277,13 +288,63 @@ def test_isolated_the_prs_code_cannot_sabotage_mains_paired_runs(runner: Runner,
 # answers there and make the PR's regression pass as noise.
 TELLS = """
 import os, sys
-with open(os.path.join(DROP, f"imported-{os.getuid()}-{'--agent-cwd' in sys.argv}"), "w"):
+MAIN = "--agent-cwd" in sys.argv or "merge-base" in os.getcwd()  # main's stage, or its agent
+with open(os.path.join(DROP, f"imported-{os.getuid()}-{MAIN}"), "w"):
     pass
 
 
 def metric(*args):
     return 1.0
 """
+
+
+# TELLS as a .pth line, which the site module runs whenever an interpreter starts
+PTH_TELLS = (
+    "import os, sys; open(os.path.join(DROP, 'imported-%d-%s' % (os.getuid(), "
+    "'--agent-cwd' in sys.argv or 'merge-base' in os.getcwd())), 'w').close()"
+)
+
+
+# ... or the standard library's json package, put in its own place in sys.modules
+JSON_ITSELF = """
+import importlib.util, sysconfig
+_where = os.path.join(sysconfig.get_paths()["stdlib"], "json")
+_spec = importlib.util.spec_from_file_location(
+    "json", os.path.join(_where, "__init__.py"), submodule_search_locations=[_where]
+)
+_json = importlib.util.module_from_spec(_spec)
+sys.modules["json"] = _json
+_spec.loader.exec_module(_json)
+"""
+
+
+def _wheel(pth: str) -> bytes:
+    """A wheel of agentdep whose only file is agentdep.pth holding `pth` (one line: what
+    the site module runs when the interpreter starts)."""
+    import base64
+    import hashlib
+    import io
+    import zipfile
+
+    files = {
+        "agentdep.pth": (pth + "\n").encode() if pth else b"\n",
+        "agentdep-0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: agentdep\nVersion: 0\n",
+        "agentdep-0.dist-info/WHEEL": (
+            b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = (
+        "".join(
+            f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode().rstrip('=')},{len(data)}\n"
+            for name, data in files.items()
+        )
+        + "agentdep-0.dist-info/RECORD,,\n"
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in {**files, "agentdep-0.dist-info/RECORD": record.encode()}.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 # ... and then is the standard library's shlex, which the agent stage imports once it has
@@ -296,7 +357,9 @@ exec(compile(open(_real).read(), _real, "exec"))
 
 
 @ISOLATED
-@pytest.mark.parametrize("how", ["custom metric", "PYTHONPATH"])
+@pytest.mark.parametrize(
+    "how", ["custom metric", "PYTHONPATH", "absolute PYTHONPATH", "requirements' local path"]
+)
 def test_isolated_mains_stage_imports_nothing_of_the_prs(runner: Runner, layout, how: str):
     drop = layout / "drop"
     drop.mkdir()
@@ -309,9 +372,25 @@ def test_isolated_mains_stage_imports_nothing_of_the_prs(runner: Runner, layout,
             "custom_metrics": {"tells": {"code_config": {"name": "tells.metric"}}},
         }
         files, env = {"tells.py": tells, "evals/test_config.json": json.dumps(config)}, {}
-    else:  # the workflow's PYTHONPATH: the checkout, where the PR shadows a module
-        files, env = {"shlex.py": tells + SHLEX_ITSELF}, {"PYTHONPATH": "."}
+    elif how == "PYTHONPATH":  # the workflow's PYTHONPATH: the checkout, where the PR
+        files, env = {"shlex.py": tells + SHLEX_ITSELF}, {"PYTHONPATH": "."}  # shadows a module
+    elif how == "absolute PYTHONPATH":  # main's agent is no isolated interpreter: it reads it
+        files, env = {"json.py": tells + JSON_ITSELF}, {"PYTHONPATH": str(layout / "repo")}
+    else:  # main's requirements name a wheel in the checkout; the PR's commit replaces it
+        wheel = "agentdep-0-py3-none-any.whl"
+        main = {"requirements.txt": f"./{wheel}\n", wheel: _wheel("")}
+        files, env = {wheel: _wheel(PTH_TELLS.replace("DROP", repr(str(drop))))}, {}
+        done, _, _ = _run_isolated(
+            runner, layout, main_table, pr_table, Path("python"), files, env, main,
+            requirements="requirements.txt",
+        )  # fmt: skip
+        _no_prs_code_in_mains_stage(done, drop)
+        return
     done, _, _ = _run_isolated(runner, layout, main_table, pr_table, IMAGE_PYTHON, files, env)
+    _no_prs_code_in_mains_stage(done, drop)
+
+
+def _no_prs_code_in_mains_stage(done: subprocess.CompletedProcess[str], drop: Path) -> None:
     said = done.stdout + done.stderr
     assert done.returncode == 1, said  # the regression stands
     seen = sorted(p.name for p in drop.iterdir())

@@ -78,11 +78,22 @@ def agent_path(*first: str, moved: tuple[str, str] | None = None) -> str:
     process's PYTHONPATH (the workflow's or the user's), each made absolute; with `moved`
     (FROM, TO), a folder below FROM is taken at the same place below TO (main's code, in
     its worktree, gets main's folders, never the PR's checkout)."""
-    given = [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    given = os.environ.get("PYTHONPATH", "")
+    return os.pathsep.join([*first, *moved_folders(given, moved).split(os.pathsep)]).strip(
+        os.pathsep
+    )
+
+
+def moved_folders(value: str, moved: tuple[str, str] | None) -> str:
+    """A list of folders (PATH, PYTHONPATH), each made absolute, those below FROM taken at
+    the same place below TO when `moved` is (FROM, TO)."""
+    folders = [os.path.abspath(p) for p in value.split(os.pathsep) if p]
     if moved is not None:
         old, new = moved
-        given = [os.path.join(new, os.path.relpath(p, old)) if _below(p, old) else p for p in given]
-    return os.pathsep.join([*first, *given])
+        folders = [
+            os.path.join(new, os.path.relpath(p, old)) if _below(p, old) else p for p in folders
+        ]
+    return os.pathsep.join(folders)
 
 
 def _below(path: str, folder: str) -> bool:

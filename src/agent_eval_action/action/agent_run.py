@@ -55,13 +55,31 @@ def agent_environment(
     that reads no PYTHONPATH: the workflow's, and the requirements' folder, reach its
     sys.path through launch.AGENT_PATH_ENV, after the tool's own imports. `moved`
     (workspace, worktree): main's stage, whose folders are the worktree's."""
-    env = {**user.environment(child_environment()), **added}
+    env = {**base_environment(user, moved), **added}
     requirements = added.get(launch.AGENT_PATH_ENV)
     env[launch.AGENT_PATH_ENV] = launch.agent_path(
         *([requirements] if requirements else []),
         moved=None if moved is None else (str(moved[0]), str(moved[1])),
     )
     env["AGENT_EVAL_PROGRESS"] = "lines"  # its output is relayed as text
+    return env
+
+
+# what names folders of the checkout in a stage's environment: main's stage gets them moved
+# to its worktree, so that nothing it starts runs or reads the PR's files by them
+CHECKOUT_FOLDERS = ("PATH", "PYTHONPATH", "GITHUB_WORKSPACE")
+
+
+def base_environment(user: PrUser, moved: tuple[Path, Path] | None = None) -> dict[str, str]:
+    """`user`'s environment for a stage (its folders, no credentials); with `moved`
+    (workspace, worktree), main's: CHECKOUT_FOLDERS taken at the same place in the
+    worktree."""
+    env = user.environment(child_environment())
+    if moved is not None:
+        where = (str(moved[0]), str(moved[1]))
+        for name in CHECKOUT_FOLDERS:
+            if name in env:
+                env[name] = launch.moved_folders(env[name], where)
     return env
 
 

@@ -19,7 +19,12 @@ from .settings import Settings
 
 
 def install_requirements(
-    settings: Settings, children: Children, user: PrUser, given: Path
+    settings: Settings,
+    children: Children,
+    user: PrUser,
+    given: Path,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """Install the agent's requirements as the PR user, into its scratch folder, before
     anything runs; return what the agent stage's environment adds to find them. What root
@@ -31,21 +36,24 @@ def install_requirements(
     its requirements go to a folder the agent stage puts on its sys.path
     (launch.AGENT_PATH_ENV), constrained to the versions the tool runs with (google-adk
     excepted): a pin that would replace one of the tool's own dependencies is bad input
-    naming the package. A pyproject.toml installs its [project.dependencies]."""
+    naming the package. A pyproject.toml installs its [project.dependencies]. pip runs in
+    `cwd` (local paths in the requirements are below it; default: this process's) with
+    `env` (default: the PR user's environment)."""
     if settings.requirements is None:
         return {}
     path = Path(settings.requirements)
     requirements = _requirements_file(path, given)
-    env = user.environment(child_environment())
-    outputs.say(f"installing the agent's requirements from {path} as the PR's user")
+    who = "the PR's user" if env is None else "the user of main's code"
+    env = env if env is not None else user.environment(child_environment())
+    outputs.say(f"installing the agent's requirements from {path} as {who}")
     tail: list[str] = []
     if settings.agent_input == "command":
         venv = user.scratch / "venv"
         made = launch.python_module("venv", str(venv))
-        code = children.call(launch.Kind.PYTHON, made, env, user=user)
+        code = children.call(launch.Kind.PYTHON, made, env, user=user, cwd=cwd)
         if code == 0:
             pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-r", str(requirements)]
-            code = children.call(launch.Kind.PR, pip, env, user=user, tail=tail)
+            code = children.call(launch.Kind.PR, pip, env, user=user, tail=tail, cwd=cwd)
         added = {
             "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
             "VIRTUAL_ENV": str(venv),
@@ -54,7 +62,7 @@ def install_requirements(
         target, constraints = user.scratch / "site", _constraints(given)
         argv = launch.python_module("pip", "install", "--target", str(target))
         argv += ["--constraint", str(constraints), "-r", str(requirements)]
-        code = children.call(launch.Kind.PYTHON, argv, env, user=user, tail=tail)
+        code = children.call(launch.Kind.PYTHON, argv, env, user=user, tail=tail, cwd=cwd)
         added = {launch.AGENT_PATH_ENV: str(target)}
     if children.cancelled:
         raise Cancelled("cancelled while installing requirements")

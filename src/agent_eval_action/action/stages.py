@@ -21,7 +21,7 @@ from ..pipeline.paired import summary as paired_summary
 from ..report.model import Report
 from ..results import Results
 from . import outputs, sandbox
-from .agent_run import run_evals, suite_case_runs
+from .agent_run import base_environment, run_evals, suite_case_runs
 from .baseline_source import ChosenBaseline
 from .children import FILE_COMMANDS, Cancelled
 from .context import Context
@@ -126,7 +126,11 @@ def main_user(ctx: Context, tree: Path) -> tuple[PrUser, dict[str, str]]:
         folder = ctx.dirs.given / "merge-base"
         folder.mkdir(mode=0o755, exist_ok=True)
         main = replace(settings, requirements=requirements)
-        return user, install_requirements(main, ctx.children, user, folder)
+        # in the worktree, with main's environment: local paths in main's requirements are
+        # main's folders, never the PR's (whose setup.py would run as main's user)
+        env = base_environment(user, (workspace, tree))
+        added = install_requirements(main, ctx.children, user, folder, cwd=tree, env=env)
+        return user, added
     except BaseException:
         user.remove()
         raise
