@@ -25,7 +25,7 @@ from ..compare.loading import load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..core import CaseKey
-from ..errors import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
+from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..files.safe import Refused, copy_capped
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import rounds, sampling_rounds
@@ -376,15 +376,14 @@ def suite_case_runs(settings: Settings) -> int:
 
 
 def stage_failure(code: int) -> str:
-    """Why an agent stage that exited `code` (not 0 or 3) left nothing to score."""
+    """Why an agent stage that exited `code` (not 0, 2 or 3: bad input is said as such by
+    the caller) left nothing to score."""
     if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
         return f"the agent stage was killed by {name}: nothing was scored"
-    if code == EXIT_BAD_INPUT:
-        return "the agent stage stopped on bad input (its error is above)"
     return f"the agent stage exited {code} (its output is above): nothing was scored"
 
 

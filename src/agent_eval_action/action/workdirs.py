@@ -22,13 +22,20 @@ included, and the PR's user owns its scratch folder. So:
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from ..errors import InputError
-from ..files.safe import Refused, open_folder, open_folder_at, put, remove_entry, remove_tree
+from ..files.safe import (
+    TEMPORARY,
+    Refused,
+    open_folder,
+    open_folder_at,
+    put,
+    remove_entry,
+    remove_tree,
+)
 
 # What the action writes into output-dir (docs/action.md, "Files in output-dir")
 FILES = frozenset(
@@ -45,8 +52,6 @@ FILES = frozenset(
 )
 FOLDERS = frozenset({"baseline", "shards"})  # wholly the action's, and what is in them
 NAMES = FILES | FOLDERS
-# a copy that a killed run left half-made (files.safe.created's temporary names)
-_LEFTOVER = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
 
 
 @dataclass
@@ -105,7 +110,7 @@ class OutputDir:
         except OSError as err:
             raise InputError(f"input output-dir: cannot open it ({err.strerror})", given) from None
         folder = cls(given, fd)
-        foreign = sorted(n for n in os.listdir(fd) if n not in NAMES and not _LEFTOVER.match(n))
+        foreign = sorted(n for n in os.listdir(fd) if n not in NAMES and not TEMPORARY.match(n))
         if foreign:
             folder.close()
             raise InputError(
@@ -120,7 +125,7 @@ class OutputDir:
         names and any leftover of an earlier copy."""
         written = {n for n in os.listdir(run) if n in NAMES}
         for name in os.listdir(self.fd):
-            if name not in written and (name in NAMES or _LEFTOVER.match(name)):
+            if name not in written and (name in NAMES or TEMPORARY.match(name)):
                 remove_entry(self.fd, name)
         for name in sorted(written):
             source = run / name

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterator
@@ -23,8 +24,16 @@ from pathlib import Path, PurePath
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # a FIFO would block an open for reading until a writer came: never wait for one
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _COPY_CHUNK = 1 << 20
+# a file made to be renamed over NAME: `.NAME.<12 hex digits>.tmp`, beside it
+TEMPORARY = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def temporary_name(name: str) -> str:
+    """A name (TEMPORARY) for a file to be renamed over `name`, random so that no link
+    someone left there can be the one opened."""
+    return f".{name}.{secrets.token_hex(6)}.tmp"
 
 
 class Refused(OSError):
@@ -128,7 +137,7 @@ def copy_capped(source: int, target: Path, limit: int) -> int:
     removed); the bytes copied."""
     copied = 0
     try:
-        with open(os.open(target, _CREATE, 0o600), "wb") as out:
+        with open(os.open(target, CREATE, 0o600), "wb") as out:
             while chunk := os.read(source, _COPY_CHUNK):
                 copied += len(chunk)
                 if copied > limit:
@@ -146,8 +155,8 @@ def created(folder: int, name: str, mode: int = 0o644) -> Iterator[int]:
     a random name exclusively (no link of anyone's is followed or reused), renamed over
     `name` once the block ends (a link standing there is replaced, not followed), removed
     if anything fails."""
-    temporary = f".{name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(temporary, _CREATE, mode, dir_fd=folder)
+    temporary = temporary_name(name)
+    fd = os.open(temporary, CREATE, mode, dir_fd=folder)
     try:
         try:
             os.fchmod(fd, mode)  # the umask's narrowing undone: readers of output-dir

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import queue
-import secrets
 import stat
 import threading
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from typing import Protocol
 
 from ..errors import DISK_FULL
 from .reading import Buffer
+from .safe import CREATE, temporary_name
 
 # Results and Diffs are written a few cases at a time, KBs each: in writes of 1 MB, not
 # Python's default 8 KB (a 250 MB file took a third less time)
@@ -144,8 +144,8 @@ def replacing(path: Path) -> Iterator[Sink]:
                 yield out
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(tmp, _CREATE, 0o666)  # the umask narrows it, as for any new file
+        tmp = path.with_name(temporary_name(path.name))
+        fd = os.open(tmp, CREATE, 0o666)  # the umask narrows it, as for any new file
         try:
             with open(fd, "wb", buffering=0) as raw, Behind(raw) as out:
                 yield out
@@ -157,9 +157,6 @@ def replacing(path: Path) -> Iterator[Sink]:
         if err.errno not in DISK_FULL:
             raise
         raise OSError(err.errno, err.strerror, str(path)) from err
-
-
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def _device(path: Path) -> bool:
