@@ -53,6 +53,7 @@ def _checkout(
 
 
 def _put(path: Path, data: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, bytes):
         path.write_bytes(data)
     else:
@@ -178,13 +179,14 @@ def _run_isolated(
     pr_files: dict[str, str | bytes] | None = None,
     env: dict[str, str] | None = None,
     main_files: dict[str, str | bytes] | None = None,
+    adk_agent: str | None = None,
     **inputs: str,
 ) -> tuple[subprocess.CompletedProcess[str], Path, str]:
     """As root, in GitHub's layout (the checkout owned by the runner's user), the image's
-    entry point on a PR whose agent is table_agent.py run by `python`, `main_files` in both
-    commits, `pr_files` added to the PR's (a text put before the agent's for
-    "table_agent.py"), `env` the step's, `inputs` the action's;
-    (what the action did, the repository, main's sha)."""
+    entry point on a PR whose agent is table_agent.py run by `python` (or the ADK agent in
+    the folder `adk_agent`, run with `--agent`), `main_files` in both commits, `pr_files`
+    added to the PR's (a text put before the agent's for "table_agent.py"), `env` the
+    step's, `inputs` the action's; (what the action did, the repository, main's sha)."""
     agent = (WORKERS / "table_agent.py").read_text()
     both = {"table_agent.py": agent, **(main_files or {})}
     repo, base, head = _checkout(top, main_table, pr_table, both)
@@ -195,7 +197,9 @@ def _run_isolated(
         git(repo, "commit", "-q", "--amend", "-m", "the PR")
         head = git(repo, "rev-parse", "HEAD")
     command = f"{python} table_agent.py table.json"
-    argv = [sys.executable, "-m", "agent_eval_action", "run", "evals", "--command", command]
+    how = {"agent": adk_agent, "command": ""} if adk_agent else {"command": command}
+    argv = [sys.executable, "-m", "agent_eval_action", "run", inputs.get("evals", "evals")]
+    argv += [f"--{name}={value}" for name, value in how.items() if value]
     git(repo, "checkout", "-q", base)
     made = subprocess.run(
         [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
@@ -217,8 +221,8 @@ def _run_isolated(
     )
     fake.add_pull(7, head, base)
     environment = runner.env(
-        "pull_request", pr_payload(7, head, base), evals="evals", command=command,
-        history="0", paired="true", **{"output-dir": str(top / "out"), **inputs},
+        "pull_request", pr_payload(7, head, base), history="0", paired="true",
+        **{"evals": "evals", **how, "output-dir": str(top / "out"), **inputs},
     )  # fmt: skip
     environment.update(
         GITHUB_WORKSPACE=str(repo), PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
@@ -395,3 +399,71 @@ def _no_prs_code_in_mains_stage(done: subprocess.CompletedProcess[str], drop: Pa
     assert done.returncode == 1, said  # the regression stands
     seen = sorted(p.name for p in drop.iterdir())
     assert not any(name.endswith("-True") for name in seen), seen  # never in main's stage
+
+
+# main's ADK agent (no model: it answers from its answer.txt, or from ANSWER when set)
+ANSWERS = """
+import os, pathlib
+
+from google.adk.agents import BaseAgent
+from google.adk.events import Event
+from google.genai import types
+
+
+class Answers(BaseAgent):
+    async def _run_async_impl(self, ctx):
+        said = os.environ.get("ANSWER") or (pathlib.Path(__file__).parent / "answer.txt").read_text()
+        content = types.Content(role="model", parts=[types.Part(text=said.strip())])
+        yield Event(author=self.name, invocation_id=ctx.invocation_id, content=content)
+
+
+root_agent = Answers(name="answers")
+"""
+
+# The PR's agent, when it is imported: a .env in the temporary folder, where main's
+# worktree is made, that would have main's agent give the PR's answer
+PLANTS_DOTENV = """
+import pathlib
+pathlib.Path(TMP, ".env").write_text("ANSWER=bye\\n")
+"""
+
+
+@ISOLATED
+def test_isolated_mains_adk_agent_reads_no_dotenv_the_pr_left_above_the_worktree(
+    runner: Runner, layout
+):
+    """Main's stage walks up from its agent's folder for a `.env` as ADK does, but not
+    past the worktree's top: the PR's code could have left one in /tmp above it."""
+    tmp = layout / "tmp"
+    tmp.mkdir()
+    tmp.chmod(0o1777)
+    case = {
+        "eval_id": "greets",
+        "conversation": [
+            {
+                "invocation_id": "1",
+                "user_content": {"role": "user", "parts": [{"text": "hello"}]},
+                "final_response": {"role": "model", "parts": [{"text": "hi"}]},
+                "intermediate_data": {"tool_uses": [], "intermediate_responses": []},
+            }
+        ],
+    }
+    main_files = {
+        "greet/greet.evalset.json": json.dumps({"eval_set_id": "greet", "eval_cases": [case]}),
+        "greet/test_config.json": json.dumps({"criteria": {"response_match_score": 0.8}}),
+        "answers/__init__.py": "from . import agent\n",
+        "answers/agent.py": ANSWERS,
+        "answers/answer.txt": "hi",
+    }
+    plants = PLANTS_DOTENV.replace("TMP", repr(str(tmp)))
+    pr_files = {"answers/agent.py": plants + ANSWERS, "answers/answer.txt": "bye"}
+    table = {"a": RIGHT, "b": RIGHT}
+    done, _, _ = _run_isolated(
+        runner, layout, table, table, IMAGE_PYTHON, pr_files, {"TMPDIR": str(tmp)}, main_files,
+        adk_agent="answers", evals="greet",
+    )  # fmt: skip
+    assert (tmp / ".env").exists()  # the PR's code left it
+    assert done.returncode == 1, done.stdout + done.stderr  # the regression stands
+    paired = json.loads((layout / "out" / "merge-base.json").read_text())
+    greets = next(c for c in paired["cases"] if c["eval_id"] == "greets")
+    assert greets["status"] == "passed"  # main's agent answered as main's code does

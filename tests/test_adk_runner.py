@@ -261,6 +261,58 @@ def test_dotenv_is_found_above_the_agent_as_adk_finds_it(tmp_path, monkeypatch):
     monkeypatch.delenv("PROBE_GREETING")
 
 
+@pytest.mark.adk
+def test_dotenv_above_the_checkout_is_never_loaded(tmp_path, monkeypatch):
+    """In a checkout (GITHUB_WORKSPACE) the walk stops at its top: in the action, main's
+    worktree is under /tmp, where the PR's code may have left a `.env` for main's agent."""
+    monkeypatch.delenv("PROBE_GREETING", raising=False)
+    (tmp_path / ".env").write_text("PROBE_GREETING=planted above the checkout\n")
+    checkout = tmp_path / "checkout"
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(checkout))
+    agent = write_probe_agent(checkout / "agents")
+    [trace] = run_suite(agent, [request("a", "whoami")])
+    assert json.loads(answer(trace))["greeting"] == "unset"
+    (checkout / ".env").write_text("PROBE_GREETING=the checkout's own\n")  # its top: read
+    agent = write_probe_agent(checkout / "agents")  # a fresh import: it reads it at import
+    [trace] = run_suite(agent, [request("a", "whoami")])
+    assert json.loads(answer(trace))["greeting"] == "the checkout's own"
+    monkeypatch.delenv("PROBE_GREETING")
+
+
+def test_dotenv_folders_stop_at_the_checkout_only_when_the_agent_is_in_it(tmp_path):
+    from agent_eval_action.runners.adk import dotenv_folders
+
+    agent = tmp_path / "repo" / "agents" / "a"
+    inside = dotenv_folders(agent, {"GITHUB_WORKSPACE": str(tmp_path / "repo")})
+    assert inside == [agent, agent.parent, tmp_path / "repo"]
+    outside = dotenv_folders(agent, {"GITHUB_WORKSPACE": str(tmp_path / "elsewhere")})
+    assert outside == [agent, *agent.parents]  # ADK's walk, to the root
+    assert dotenv_folders(agent, {}) == outside
+
+
+def test_a_dotenv_link_in_the_checkout_is_refused_with_one_line(tmp_path):
+    """Read as the action reads every file of the checkout: no link followed."""
+    from agent_eval_action.errors import InputError
+    from agent_eval_action.files import read_beneath
+    from agent_eval_action.runners.adk import load_dotenv
+
+    secret = tmp_path / "secret"
+    secret.write_text("TOKEN=only root may read this\n")
+    checkout = tmp_path / "checkout"
+    (checkout / "agent").mkdir(parents=True)
+    (checkout / ".env").symlink_to(secret)
+    environ: dict[str, str] = {"GITHUB_WORKSPACE": str(checkout)}
+    read_beneath(checkout)
+    try:
+        with pytest.raises(InputError, match=r"\.env.*refused"):
+            load_dotenv(checkout / "agent", environ)
+    finally:
+        read_beneath(None)
+    assert "TOKEN" not in environ
+    assert load_dotenv(checkout / "agent", environ) == checkout / ".env"  # the CLI: as ADK
+    assert environ["TOKEN"] == "only root may read this"
+
+
 # --- failures, timeouts, concurrency -----------------------------------------------------
 
 

@@ -320,7 +320,9 @@ def run_evals(
     if confirming and settings.confirm_runs and code in (EXIT_PASS, EXIT_GATE_FAILED):
         if settings.paired and settings.shard is None:
             assert main_user is not None, "paired runs need a user for main's code"
-            paired = MergeBaseRuns(settings, paired_base or "", Path.cwd(), main_user)
+            paired = MergeBaseRuns(
+                settings, paired_base or "", Path.cwd(), main_user, within=private.parent
+            )
         elif settings.paired:
             paired_note = SKIPPED.format(why=IN_A_SHARD)
         try:

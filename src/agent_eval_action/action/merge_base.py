@@ -55,9 +55,12 @@ def base_of(event: Event, default_branch: str) -> str:
 
 class MergeBaseRuns:
     """The merge-base's worktree and the traces its rounds wrote (copied for the score
-    stage); `note` says why paired runs were skipped or stopped."""
+    stage); `note` says why paired runs were skipped or stopped. The worktree's folder is
+    made in `within`, the run's own folder (root's, 0711), not in /tmp."""
 
-    def __init__(self, settings: Settings, base: str, workspace: Path, main_user: MainUser) -> None:
+    def __init__(
+        self, settings: Settings, base: str, workspace: Path, main_user: MainUser, within: Path
+    ) -> None:
         self.settings, self.workspace = settings, workspace
         self.main_user = main_user
         self.side: tuple[PrUser, dict[str, str]] | None = None  # made at the first round
@@ -70,7 +73,7 @@ class MergeBaseRuns:
         if isinstance(found, str):
             self.note = found
             return
-        self.scratch = Path(tempfile.mkdtemp(prefix="agent-eval-merge-base-"))
+        self.scratch = Path(tempfile.mkdtemp(prefix="merge-base-", dir=within))
         self.scratch.chmod(0o755)  # the PR's user reads main's code there, and writes nothing
         self.worktree = pairing.Worktree(found, self.scratch)
         print(f"paired runs on the merge-base {found.sha[:12]}")

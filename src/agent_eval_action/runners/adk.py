@@ -1,8 +1,8 @@
 """Run an ADK agent in this process, the way `adk eval` runs it (`--agent DIR`).
 
 The agent directory is imported as ADK's tools import it: its `.env` is loaded
-(found as ADK finds it, from the directory up to the root; variables already set
-win), its parent goes on `sys.path`, and the package is imported by its
+(found as ADK finds it, from the directory up to the root, but never above the
+checkout's top, GITHUB_WORKSPACE; variables already set win), its parent goes on `sys.path`, and the package is imported by its
 directory name. The agent is the first of `agent.app` (an ADK `App`, whose
 plugins then apply), `agent.root_agent`, `await agent.get_agent_async()`.
 
@@ -31,11 +31,12 @@ import copy
 import functools
 import importlib
 import importlib.util
+import io
 import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -43,6 +44,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..evalset.models import Content
+from ..files import read_text
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from . import log_capture
 from .adk_events import TurnCapture, new_session_id
@@ -96,22 +98,39 @@ class LoadedAgent:
     close: Callable[[], Any] | None = None  # get_agent_async's exit stack
 
 
+def dotenv_folders(directory: Path, environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where the agent's `.env` is looked for, nearest first: ADK's walk from the agent's
+    folder up to the root, stopped at the checkout's top (GITHUB_WORKSPACE) when the agent
+    is in it. Above the checkout nothing is the repository's: in the action, main's code
+    runs from a worktree under /tmp, where the PR's code may have left a `.env`."""
+    folder = directory.resolve()
+    walk = [folder, *folder.parents]
+    top = environ.get("GITHUB_WORKSPACE")
+    if top:
+        top_folder = Path(top).resolve()
+        if top_folder in walk:
+            return walk[: walk.index(top_folder) + 1]
+    return walk
+
+
 def load_dotenv(directory: Path, environ: dict[str, str] | os._Environ = os.environ) -> Path | None:
-    """Load the agent's `.env` as ADK does: the nearest one from the agent directory up
-    to the root; variables already set are kept. Skipped if ADK_DISABLE_LOAD_DOTENV is
-    true. Returns the file loaded, if any."""
+    """Load the agent's `.env` as ADK does (the nearest of `dotenv_folders`); variables
+    already set are kept. Skipped if ADK_DISABLE_LOAD_DOTENV is true. Read as every input
+    file is (files/reading: capped; in the action, no link followed in the checkout).
+    Returns the file loaded, if any."""
     if environ.get("ADK_DISABLE_LOAD_DOTENV", "").strip().lower() in ("1", "true", "yes", "on"):
         return None
     from dotenv import dotenv_values  # google-adk depends on python-dotenv
 
-    folder = directory.resolve()
-    for candidate in (folder, *folder.parents):
+    for candidate in dotenv_folders(directory, environ):
         dotenv = candidate / ".env"
-        if dotenv.is_file():
-            for key, value in dotenv_values(dotenv).items():
-                if value is not None and key not in environ:
-                    environ[key] = value
-            return dotenv
+        if not os.path.lexists(dotenv) or dotenv.is_dir():
+            continue
+        text = read_text(dotenv, str(dotenv))
+        for key, value in dotenv_values(stream=io.StringIO(text)).items():
+            if value is not None and key not in environ:
+                environ[key] = value
+        return dotenv
     return None
 
 
