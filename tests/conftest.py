@@ -131,3 +131,18 @@ def baseline_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     data = json.loads(out.read_text(encoding="utf-8"))
     assert all(case["status"] == "passed" for case in data["cases"])
     return out.read_bytes()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After tests of test_docs_blocks.py ran: how many blocks of docs/ run, and why the
+    others do not (helpers/docs_blocks.py). It reads the docs, not the workers' results, so
+    it prints under xdist too."""
+    ran = any(
+        isinstance(report, pytest.TestReport) and "test_docs_blocks.py::" in report.nodeid
+        for reports in terminalreporter.stats.values()
+        for report in reports
+    )
+    if ran:
+        from helpers.docs_blocks import all_blocks, census
+
+        terminalreporter.write_line(census(all_blocks()[0]))

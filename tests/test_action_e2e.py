@@ -26,8 +26,8 @@ from helpers.action_harness import (
 )
 from helpers.paths import ROOT
 
-from agent_eval_action.compare.evidence import PAIRED_RUN
 from agent_eval_action.compare.record_file import RECORD_NAME
+from agent_eval_action.results import PAIRED_RUN
 
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 

@@ -20,6 +20,8 @@ from helpers.action_harness import TOKEN, Runner, pr_payload
 from helpers.layout import RUNNER_UID, Layout, github_layout
 from helpers.paths import IMAGE_PACKAGE, ISOLATED, ROOT
 
+from agent_eval_action.action.workdirs import private_parent
+
 pytestmark = [pytest.mark.e2e, ISOLATED]
 
 PROBE = r"""
@@ -141,9 +143,8 @@ def test_the_prs_code_reaches_neither_the_token_nor_the_runners_files(runner: Ru
 
     assert seen["uid"] not in (0, RUNNER_UID) and seen["gid"] not in (0, RUNNER_UID)
     assert seen["groups"] in ([], [seen["gid"]])  # none of root's groups (docker's)
-    assert seen["home"].startswith(tempfile.gettempdir()) and seen["tmpdir"].startswith(
-        seen["home"][:-5]
-    )
+    runs_in = private_parent() or tempfile.gettempdir()  # where the action's folders go
+    assert seen["home"].startswith(runs_in) and seen["tmpdir"].startswith(seen["home"][:-5])
     assert seen["token_in"] == []  # no readable environment holds the token
     # up the tree: the agent stage (the PR's own user), then the action (root): not readable
     uids = [uid for uid, _ in seen["ancestors"]]

@@ -28,7 +28,7 @@ from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, order_case
 from test_paired import commit, git
 
 from agent_eval_action.cli import main
-from agent_eval_action.compare.evidence import PAIRED_RUN
+from agent_eval_action.results import PAIRED_RUN
 
 pytestmark = pytest.mark.e2e
 
@@ -58,6 +58,8 @@ def _put(path: Path, data: str | bytes) -> None:
         path.write_bytes(data)
     else:
         path.write_text(data)
+        if data.startswith("#!"):
+            path.chmod(0o755)  # a script: committed as one
 
 
 def _baseline(repo: Path, base: str, out: Path) -> bytes:
@@ -180,13 +182,16 @@ def _run_isolated(
     env: dict[str, str] | None = None,
     main_files: dict[str, str | bytes] | None = None,
     adk_agent: str | None = None,
+    command: str | None = None,
     **inputs: str,
 ) -> tuple[subprocess.CompletedProcess[str], Path, str]:
     """As root, in GitHub's layout (the checkout owned by the runner's user), the image's
     entry point on a PR whose agent is table_agent.py run by `python` (or the ADK agent in
     the folder `adk_agent`, run with `--agent`), `main_files` in both commits, `pr_files`
     added to the PR's (a text put before the agent's for "table_agent.py"), `env` the
-    step's, `inputs` the action's; (what the action did, the repository, main's sha)."""
+    step's, `inputs` the action's, `command` the agent's command when not table_agent.py's
+    (with "REPO" for the checkout's path); (what the action did, the repository, main's
+    sha)."""
     agent = (WORKERS / "table_agent.py").read_text()
     both = {"table_agent.py": agent, **(main_files or {})}
     repo, base, head = _checkout(top, main_table, pr_table, both)
@@ -196,14 +201,15 @@ def _run_isolated(
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "--amend", "-m", "the PR")
         head = git(repo, "rev-parse", "HEAD")
-    command = f"{python} table_agent.py table.json"
+    command = (command or f"{python} table_agent.py table.json").replace("REPO", str(repo))
     how = {"agent": adk_agent, "command": ""} if adk_agent else {"command": command}
     argv = [sys.executable, "-m", "agent_eval_action", "run", inputs.get("evals", "evals")]
     argv += [f"--{name}={value}" for name, value in how.items() if value]
+    step = {k: v.replace("REPO", str(repo)) for k, v in (env or {}).items()}
     git(repo, "checkout", "-q", base)
     made = subprocess.run(
-        [*argv, "--out", str(top / "base.json")], cwd=repo, env=clean_env(), text=True,
-        capture_output=True,
+        [*argv, "--out", str(top / "base.json")], cwd=repo, env={**clean_env(), **step},
+        text=True, capture_output=True,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     git(repo, "checkout", "-q", head)
@@ -228,7 +234,7 @@ def _run_isolated(
         GITHUB_WORKSPACE=str(repo), PATH=f"{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
     )
     environment.pop("PYTHONPATH", None)
-    environment.update(env or {})
+    environment.update(step)
     done = subprocess.run(
         [*image_entrypoint(), "action"],
         cwd=repo, env=environment, capture_output=True, text=True, timeout=300,
@@ -405,9 +411,13 @@ def _no_prs_code_in_mains_stage(done: subprocess.CompletedProcess[str], drop: Pa
 ANSWERS = """
 import os, pathlib
 
+from dotenv import find_dotenv, load_dotenv
 from google.adk.agents import BaseAgent
 from google.adk.events import Event
 from google.genai import types
+
+
+load_dotenv(find_dotenv())  # as many agents do: the nearest .env above this file
 
 
 class Answers(BaseAgent):
@@ -425,6 +435,7 @@ root_agent = Answers(name="answers")
 PLANTS_DOTENV = """
 import pathlib
 pathlib.Path(TMP, ".env").write_text("ANSWER=bye\\n")
+pathlib.Path(TMP, "planted", "it").write_text("")
 """
 
 
@@ -433,10 +444,13 @@ def test_isolated_mains_adk_agent_reads_no_dotenv_the_pr_left_above_the_worktree
     runner: Runner, layout
 ):
     """Main's stage walks up from its agent's folder for a `.env` as ADK does, but not
-    past the worktree's top: the PR's code could have left one in /tmp above it."""
+    past the worktree's top, and main's agent (python-dotenv's find_dotenv) finds none the
+    PR's code left in the temporary folder: the worktree is made where no other user may
+    write above it, and what the PR's user left in the shared folders goes with its stage."""
     tmp = layout / "tmp"
-    tmp.mkdir()
-    tmp.chmod(0o1777)
+    (tmp / "planted").mkdir(parents=True)
+    for folder in (tmp, tmp / "planted"):
+        folder.chmod(0o1777)
     case = {
         "eval_id": "greets",
         "conversation": [
@@ -462,8 +476,43 @@ def test_isolated_mains_adk_agent_reads_no_dotenv_the_pr_left_above_the_worktree
         runner, layout, table, table, IMAGE_PYTHON, pr_files, {"TMPDIR": str(tmp)}, main_files,
         adk_agent="answers", evals="greet",
     )  # fmt: skip
-    assert (tmp / ".env").exists()  # the PR's code left it
+    assert (tmp / "planted" / "it").exists()  # the PR's code left its .env
     assert done.returncode == 1, done.stdout + done.stderr  # the regression stands
+    assert not (tmp / ".env").exists()  # removed when the PR's stage ended
     paired = json.loads((layout / "out" / "merge-base.json").read_text())
     greets = next(c for c in paired["cases"] if c["eval_id"] == "greets")
     assert greets["status"] == "passed"  # main's agent answered as main's code does
+
+
+# The PR's agent, put first on PATH by the workflow (the checkout's bin): it says, in a
+# folder anyone may write, who ran it where
+PR_AGENT = """#!/bin/sh
+touch "DROP/ran-$(id -u)-$(pwd | grep -c merge-base)"
+exec python table_agent.py table.json
+"""
+MAIN_AGENT = "#!/bin/sh\nexec python table_agent.py table.json\n"
+
+
+@ISOLATED
+def test_isolated_mains_stage_runs_no_program_of_the_checkouts_path(runner: Runner, layout):
+    """The workflow puts the checkout's bin on PATH and installs requirements (whose venv
+    goes first on PATH): main's stage finds its programs in the worktree's bin, and a
+    command naming the checkout by absolute path is taken in the worktree too."""
+    drop = layout / "drop"
+    drop.mkdir()
+    drop.chmod(0o1777)
+    main_table, pr_table = {"a": RIGHT, "b": RIGHT}, {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    main = {"bin/agent": MAIN_AGENT, "requirements.txt": "# nothing\n"}
+    pr = {"bin/agent": PR_AGENT.replace("DROP", str(drop))}
+    path = f"REPO/bin:{IMAGE_PYTHON.parent}:/usr/local/bin:/usr/bin:/bin"
+    for command in ("agent", "REPO/bin/agent"):
+        for old in drop.iterdir():
+            old.unlink()
+        done, _, _ = _run_isolated(
+            runner, layout / command.replace("/", "-"), main_table, pr_table, IMAGE_PYTHON, pr,
+            {"PATH": path}, main, command=command, requirements="requirements.txt",
+        )  # fmt: skip
+        said = done.stdout + done.stderr
+        assert done.returncode == 1, said  # the regression stands
+        seen = sorted(p.name for p in drop.iterdir())
+        assert seen and not any(name.endswith("-1") for name in seen), (command, seen, said)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.factory import case, results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -453,3 +454,16 @@ def test_random_bytes(raw: bytes, name: str) -> None:
                 load_event("push", str(path))
         except InputError as err:
             check_error(err, name)
+
+
+def test_results_nested_deeper_than_any_stack_is_one_line_naming_the_file(tmp_path: Path):
+    """Deep enough that msgspec and the standard library both give up (a RecursionError,
+    which depends on how deep the caller's stack already is): one line, never a traceback."""
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "results.json"
+    path.write_text(f'{{"schema": "agent-eval-results/1", "cases": [{{"eval_set_id": {deep}}}]}}')
+    with pytest.raises(InputError) as raised:
+        load_results(str(path))
+    assert str(raised.value) == f"{path}: invalid JSON: nested too deeply"
+    baseline, reason = load_baseline(str(path))
+    assert baseline is None and reason is not None and "nested too deeply" in reason

@@ -14,12 +14,11 @@ import pytest
 from helpers.factory import case, results
 
 from agent_eval_action.cli import main
-from agent_eval_action.compare.evidence import PAIRED_RUN, SAMPLING_RUN, SUITE_ROUND
 from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.compare.record_file import RECORD_NAME, encoded, read_record, write_record
 from agent_eval_action.compare.sanity import ResultsRefused
 from agent_eval_action.core import CaseKey
-from agent_eval_action.results import Results
+from agent_eval_action.results import PAIRED_RUN, SAMPLING_RUN, SUITE_ROUND, Results
 
 T, R = "tool_trajectory_avg_score", "response_match_score"
 CONFIRMS = [

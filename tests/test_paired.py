@@ -15,9 +15,8 @@ from helpers.paths import python_command
 from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 
 from agent_eval_action.cli import main
-from agent_eval_action.compare.evidence import PAIRED_RUN
 from agent_eval_action.pipeline import paired as pairing
-from agent_eval_action.results import Results
+from agent_eval_action.results import PAIRED_RUN, Results
 
 # the agent reads table.json from the folder it starts in: the checkout, or the worktree
 AGENT = ["--command", python_command(TABLE_AGENT, "table.json")]
@@ -176,3 +175,49 @@ def test_a_shard_skips_paired_runs_with_a_note(repo: Path):
     results = Results.from_json(Path("out/results.json").read_text())
     assert any("not in a shard" in w for w in results.warnings)
     assert not Path("out/merge-base.json").exists()
+
+
+def test_main_runs_its_own_agent_by_name_and_the_checkouts_paths_in_the_worktree(
+    repo: Path, tmp_path: Path
+):
+    """The PR's checkout makes the agent's folder a link to another of main's agents, and
+    its command names files of the checkout by absolute path: main's stage takes the agent
+    at its name in the worktree, and the command's paths there."""
+    for name in ("agent_a", "agent_old"):
+        (repo / name).mkdir()
+        (repo / name / "__init__.py").write_text(f"# {name}\n")
+    base = commit(repo, {"a": RIGHT}, "main")
+    subprocess.run(["git", "rm", "-rq", "agent_a"], cwd=repo, check=True)
+    (repo / "agent_a").symlink_to("agent_old")
+    commit(repo, {"a": RIGHT}, "the PR links agent_a to agent_old")
+    tree = pairing.Worktree(pairing.Commit(repo, base), tmp_path / "scratch")
+    (tmp_path / "scratch").mkdir()
+    path = tree.open()
+    assert isinstance(path, Path)
+    try:
+        there = pairing.agent_there("agent", "agent_a", repo, tree.commit, path)
+        assert there == (["--agent", str(path / "agent_a")], path)
+        assert (path / "agent_a" / "__init__.py").read_text() == "# agent_a\n"
+        there = pairing.agent_there("agent", f"{repo}/agent_a/", repo, tree.commit, path)
+        assert there == (["--agent", str(path / "agent_a")], path)
+        command = f"python {repo}/agent.py --config={repo}/c.json {repo}2/x /x{repo}"
+        flags, _ = pairing.agent_there("command", command, repo, tree.commit, path)  # type: ignore[misc]
+        assert flags[1] == f"python {path}/agent.py --config={path}/c.json {repo}2/x /x{repo}"
+    finally:
+        tree.close()
+
+
+def test_an_agent_that_is_a_link_at_the_merge_base_is_a_note(repo: Path, tmp_path: Path):
+    (repo / "agent_old").mkdir()
+    (repo / "agent_old" / "__init__.py").write_text("")
+    (repo / "agent_a").symlink_to("agent_old")
+    base = commit(repo, {"a": RIGHT}, "main")
+    tree = pairing.Worktree(pairing.Commit(repo, base), tmp_path / "scratch")
+    (tmp_path / "scratch").mkdir()
+    path = tree.open()
+    assert isinstance(path, Path)
+    try:
+        note = pairing.agent_there("agent", "agent_a", repo, tree.commit, path)
+        assert isinstance(note, str) and "is a link in the merge-base" in note
+    finally:
+        tree.close()

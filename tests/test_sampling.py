@@ -20,11 +20,10 @@ from helpers.paths import ROOT, python_command
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import SAMPLING_SETTLED, originals, to_sample
-from agent_eval_action.compare.evidence import SAMPLING_RUN
 from agent_eval_action.compare.record import MainRecord
-from agent_eval_action.core import CaseKey
+from agent_eval_action.core import CaseKey, Purpose
 from agent_eval_action.pipeline.confirm import sampling_rounds
-from agent_eval_action.results import CaseResult, Results
+from agent_eval_action.results import SAMPLING_RUN, CaseResult, Results, purpose_fields
 
 R = "response_match_score"
 
@@ -47,7 +46,7 @@ def test_a_case_with_one_run_on_main_is_sampled_and_says_why():
     recorded = results(case("noisy", {R: [1.0]}, ["a"]), case("steady", {R: [1.0]}))
     wanted = to_sample(recorded, MainRecord(), 10)
     assert [key.eval_id for key, _ in wanted] == ["noisy", "steady"]
-    assert all(what == f"{SAMPLING_RUN}: 1 of 10 runs" for _, what in wanted)
+    assert all(why == Purpose("sampling", f"{SAMPLING_RUN}: 1 of 10 runs") for _, why in wanted)
     assert to_sample(recorded, MainRecord(), 1) == []  # 1: off
 
 
@@ -55,7 +54,7 @@ def test_older_baselines_count_and_enough_of_them_leave_nothing_to_sample():
     now = results(case("c", {R: [1.0]}, ["a"]))
     older = [results(case("c", {R: [1.0]}, [f"b{i}"])) for i in range(9)]
     assert to_sample(now, MainRecord.of(older[:5]), 10) == [
-        (CaseKey("s", "c"), f"{SAMPLING_RUN}: 6 of 10 runs")
+        (CaseKey("s", "c"), Purpose("sampling", f"{SAMPLING_RUN}: 6 of 10 runs"))
     ]
     assert to_sample(now, MainRecord.of(older), 10) == []
 
@@ -87,7 +86,9 @@ def _grow(current: Results, wanted, answer) -> Results:
         said = answer(c.eval_id, len(c.runs) + 1)
         one = case(c.eval_id, {R: [1.0]}, [said or "x"]).runs[0]
         new = one.replace(
-            run=len(c.runs) + 1, confirms=chosen[c.key], error="crashed" if said is None else None
+            run=len(c.runs) + 1,
+            error="crashed" if said is None else None,
+            **purpose_fields(chosen[c.key]),
         )
         cases.append(c.replace(runs=[*c.runs, new]))
     return current.replace(cases=cases)

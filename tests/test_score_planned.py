@@ -16,7 +16,7 @@ from helpers.paths import python_command
 from test_stages import EVALS, TABLE_AGENT
 
 from agent_eval_action.cli import main
-from agent_eval_action.results import Results
+from agent_eval_action.results import Results, kind_of
 
 TABLE = {  # both cases right
     "order": {"text": "It ships today.", "tools": [["track", {}]]},
@@ -38,6 +38,8 @@ def suite(write) -> list[str]:
 
 
 def _trace(eval_id: str, run: int = 1, confirms: str | None = None) -> dict:
+    """A trace line; `confirms`: the text of what it says it re-runs (its kind as that
+    text words it, as a round written before `kind` says it)."""
     answer = TABLE[eval_id]
     turn = {
         "final_response": {"role": "model", "parts": [{"text": answer["text"]}]},
@@ -45,7 +47,8 @@ def _trace(eval_id: str, run: int = 1, confirms: str | None = None) -> dict:
     }
     trace = {"eval_set_id": "shop", "eval_id": eval_id, "run": run, "turns": [turn]}
     if confirms is not None:
-        trace["confirms"] = confirms
+        kind, paired_with = kind_of(confirms)
+        trace["purpose"] = [kind, confirms, paired_with]
     return {"trace": trace}
 
 
@@ -141,6 +144,18 @@ def test_a_round_traces_file_needs_its_rounds_plan(suite: list[str], capsys) -> 
         ("{", "round.json: not a confirmation round: not JSON"),
         ({"run": "2", "cases": []}, "round.json: not a confirmation round: want"),
         ({"run": 2, "cases": [["shop", "refund"]]}, "round.json: not a confirmation round: want"),
+        (  # a round's run is never one of the suite's own
+            {"run": 2, "cases": [["shop", "refund", "x", "suite", None]]},
+            "round.json: not a confirmation round: want",
+        ),
+        (  # a paired run says what it pairs with, and only a paired run does
+            {"run": 2, "cases": [["shop", "refund", "x", "paired", None]]},
+            "round.json: not a confirmation round: want",
+        ),
+        (
+            {"run": 2, "cases": [["shop", "refund", "x", "confirmation", "suite_round"]]},
+            "round.json: not a confirmation round: want",
+        ),
         ({"run": 2, "cases": [["shop", "nobody", "x"]]}, "round.json: the round names cases"),
         ({"run": 1, "cases": [["shop", "refund", "x"]]}, "round.json: the round names cases"),
         (
@@ -166,8 +181,8 @@ def test_run_cases_reads_the_rounds_plan_from_standard_input(suite, monkeypatch)
     argv = ["run-cases", "evals", *suite, "--traces", "t-1.jsonl", "--confirm", "-"]
     assert main(argv) == 0
     lines = [json.loads(line) for line in Path("t-1.jsonl").read_text().splitlines()]
-    traces = [(line["trace"]["eval_id"], line["trace"]["run"], line["trace"]["confirms"]) for line in lines if "trace" in line]  # fmt: skip
-    assert traces == [("refund", 2, WHAT)]
+    traces = [(line["trace"]["eval_id"], line["trace"]["run"], line["trace"]["purpose"]) for line in lines if "trace" in line]  # fmt: skip
+    assert traces == [("refund", 2, ["confirmation", WHAT, None])]
 
 
 @pytest.mark.parametrize(
@@ -206,6 +221,8 @@ def test_the_merge_bases_planned_round_is_scored(write, suite) -> None:
     assert [(c.eval_id, [(r.run, r.confirms) for r in c.runs]) for c in merge_base.cases] == [
         ("refund", [(2, PAIRED)])
     ]
+    (refund,) = merge_base.cases
+    assert (refund.runs[0].kind, refund.runs[0].paired_with) == ("paired", "confirmation")
 
 
 @pytest.mark.parametrize(
@@ -238,3 +255,19 @@ def test_merge_base_traces_need_their_rounds_plan(write, suite, capsys) -> None:
     argv = ["--merge-base-round", "merge-base-2.json"] * 2
     assert _merge_base(*argv) == 2
     _refused(capsys, "2 --merge-base-round plan(s) for 1 round traces file(s)")
+
+
+def test_a_rounds_kind_is_what_its_plan_says_whatever_its_words(write, suite) -> None:
+    """The kind is a value of the plan: words that begin as another kind's change nothing."""
+    words = "sampling run on main: words that say another kind"
+    write("round.json", {"run": 2, "cases": [["shop", "refund", words, "suite_round", None]]})
+    argv = ["run-cases", "evals", *suite, "--traces", "t-1.jsonl", "--confirm", "round.json"]
+    assert main(argv) == 0
+    _suite_traces()
+    assert _score("--traces", "t-1.jsonl", "--round", "round.json") == 0
+    refund = next(
+        c
+        for c in Results.from_json(Path("results.json").read_text()).cases
+        if c.eval_id == "refund"
+    )
+    assert [(r.kind, r.confirms) for r in refund.runs] == [("suite", None), ("suite_round", words)]

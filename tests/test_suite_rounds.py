@@ -12,7 +12,7 @@ import pytest
 from helpers.factory import case, results
 
 from agent_eval_action.compare import compare
-from agent_eval_action.compare.confirm import SUITE_ROUND, suite_round, suite_round_runs
+from agent_eval_action.compare.confirm import suite_round, suite_round_runs
 from agent_eval_action.compare.engine import (
     SUITE_ALPHA,
     SUITE_FIRST_ALPHA,
@@ -24,7 +24,7 @@ from agent_eval_action.compare.engine import (
 from agent_eval_action.compare.model import Diff, SuiteTest
 from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.pipeline.confirm import rounds
-from agent_eval_action.results import CaseResult, Results
+from agent_eval_action.results import SUITE_ROUND, CaseResult, Results, purpose_fields
 
 R = "response_match_score"
 NOISY = 40
@@ -63,7 +63,7 @@ def _with_round(current: Results, wanted, passes: list[bool]) -> Results:
         metric = c.metrics[R]
         runs = [*metric.runs, score]
         extra = case(c.eval_id, {R: runs}, [f"r{len(runs)}-{ok}-{next(_WORDING)}"] * len(runs))
-        new_run = extra.runs[-1].replace(run=len(c.runs) + 1, confirms=chosen[c.key])
+        new_run = extra.runs[-1].replace(run=len(c.runs) + 1, **purpose_fields(chosen[c.key]))
         cases.append(
             c.replace(
                 metrics={R: extra.metrics[R]},
@@ -99,7 +99,7 @@ def test_a_first_round_runs_every_case_not_known_to_be_deterministic():
     assert diff.policy.suite_rounds == SUITE_ROUNDS
     wanted = suite_round(_hinting(diff, SUITE_ROUND_BELOW * 0.9), current, history.plus(baseline))
     assert sorted(key.eval_id for key, _ in wanted) == sorted(f"c{i}" for i in range(NOISY))
-    assert all(what.startswith(SUITE_ROUND) and "one run per case" in what for _, what in wanted)
+    assert all(why.kind == "suite_round" and "one run per case" in why.text for _, why in wanted)
     # above the first threshold: none
     assert (
         suite_round(_hinting(diff, SUITE_ROUND_BELOW * 1.1), current, MainRecord().plus(baseline))
@@ -118,7 +118,7 @@ def test_a_next_round_needs_a_stronger_hint_and_extends_the_same_cases():
     assert suite_round(_hinting(diff, between), after, known) == []
     second = suite_round(_hinting(diff, SUITE_ROUND_CONTINUE / 2), after, known)
     assert {k for k, _ in second} == {k for k, _ in first}
-    assert all("2 runs per case" in what for _, what in second)
+    assert all("2 runs per case" in why.text for _, why in second)
 
 
 def test_no_round_after_the_last_one_nor_with_several_runs_per_case():
@@ -265,7 +265,8 @@ def test_the_suite_test_weighs_only_main_runs_taken_whatever_the_case_did_here()
     """Paired runs on the merge-base (pipeline/paired.py) join main's record; the suite-level
     test takes those of a suite round (every case alike) but not those paired with one case's
     regression: that case got them because its run here failed, which would tilt the test."""
-    from agent_eval_action.compare.evidence import NO_RUNS, PAIRED_RUN, grown
+    from agent_eval_action.compare.evidence import NO_RUNS, grown
+    from agent_eval_action.results import PAIRED_RUN
 
     own = case("c", {R: [1.0, 0.5, 1.0]}, ["a", "b", "c"])
     runs = [

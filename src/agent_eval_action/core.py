@@ -1,4 +1,5 @@
-"""The words every stage shares, declared once: axes, metric kinds, runner kinds, case keys.
+"""The words every stage shares, declared once: axes, metric kinds, runner kinds, case keys,
+run kinds.
 
 This module sits at the bottom of the package (docs/architecture.md): it imports nothing
 of ours, and everything may import it.
@@ -58,3 +59,22 @@ class CaseKey(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.eval_set_id}/{self.eval_id}"
+
+
+# Why a run of a case ran (`runs[].kind` in Results, docs/results.md): one of the suite's
+# own runs; a regressed case run again before it is blamed (compare/confirm.py); every
+# compared case once more for the suite-level test; main's own record of a case it had too
+# few runs of; main's code on the merge-base, paired with a confirmation or a suite round
+# of the pull request's (`runs[].paired_with`).
+RunKind = Literal["suite", "confirmation", "suite_round", "sampling", "paired"]
+RUN_KINDS: tuple[RunKind, ...] = ("suite", "confirmation", "suite_round", "sampling", "paired")
+
+
+class Purpose(NamedTuple):
+    """Why a run beyond the suite's own is planned, as a value: its kind, the kind of the
+    pull request's run it pairs with (a paired run only), and, worded for people, what it
+    re-runs to confirm (`runs[].confirms`; never read back to decide anything)."""
+
+    kind: RunKind
+    text: str
+    paired_with: RunKind | None = None

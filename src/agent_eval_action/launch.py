@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,8 +77,8 @@ def announce(kind: Kind, argv: Sequence[str], user: int | None = None) -> None:
 def agent_path(*first: str, moved: tuple[str, str] | None = None) -> str:
     """The value of AGENT_PATH_ENV for an agent stage: the folders `first`, then this
     process's PYTHONPATH (the workflow's or the user's), each made absolute; with `moved`
-    (FROM, TO), a folder below FROM is taken at the same place below TO (main's code, in
-    its worktree, gets main's folders, never the PR's checkout)."""
+    (FROM, TO), a folder at or below FROM is taken at the same place below TO (main's code,
+    in its worktree, gets main's folders, never the PR's checkout: `moved_folders`)."""
     given = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join([*first, *moved_folders(given, moved).split(os.pathsep)]).strip(
         os.pathsep
@@ -85,15 +86,49 @@ def agent_path(*first: str, moved: tuple[str, str] | None = None) -> str:
 
 
 def moved_folders(value: str, moved: tuple[str, str] | None) -> str:
-    """A list of folders (PATH, PYTHONPATH), each made absolute, those below FROM taken at
-    the same place below TO when `moved` is (FROM, TO)."""
+    """A list of folders (PATH, PYTHONPATH), each made absolute; with `moved` (FROM, TO),
+    one at or below FROM, by any of its names (`spellings`, a leading `//` too) or by its
+    physical path, is taken at the same place below TO."""
     folders = [os.path.abspath(p) for p in value.split(os.pathsep) if p]
-    if moved is not None:
-        old, new = moved
-        folders = [
-            os.path.join(new, os.path.relpath(p, old)) if _below(p, old) else p for p in folders
-        ]
-    return os.pathsep.join(folders)
+    if moved is None:
+        return os.pathsep.join(folders)
+    old, new = moved
+    names = [*spellings(old)]
+    real = os.path.realpath(old)
+    made = []
+    for folder in folders:
+        plain = "/" + folder.lstrip("/")  # POSIX keeps a leading "//": the same folder
+        name = next((n for n in names if _below(plain, n)), None)
+        if name is not None:
+            folder = os.path.join(new, os.path.relpath(plain, name))
+        elif _below(os.path.realpath(folder), real):
+            folder = os.path.join(new, os.path.relpath(os.path.realpath(folder), real))
+        made.append(folder)
+    return os.pathsep.join(made)
+
+
+def moved_paths(value: str, old: Sequence[str], new: str) -> str:
+    """`value` (any text: a variable, a command line) with every absolute path that begins
+    a word and is at or below one of the spellings `old` of a folder (however many slashes
+    lead it) written at the same place below `new`: main's code on the merge-base runs and
+    reads nothing of the checkout's by a name the workflow gave."""
+    names = sorted({o.strip("/") for o in old if o.strip("/")}, key=len, reverse=True)
+    if not names:
+        return value
+    pattern = "|".join(re.escape(name) for name in names)
+    found = re.compile(rf"(?<![\w.~/-])(/+)(?:{pattern})(?=$|/|[^\w.~-])")
+    return found.sub(lambda m: m.group(1) + new.lstrip("/"), value)
+
+
+def spellings(folder: str) -> list[str]:
+    """The names a folder goes by here: as given, its physical path, and GITHUB_WORKSPACE
+    and the current folder when they are the same folder by another name."""
+    real = os.path.realpath(folder)
+    names = [os.path.normpath(folder), real]
+    for other in (os.environ.get("GITHUB_WORKSPACE"), os.getcwd()):
+        if other and os.path.realpath(other) == real:
+            names.append(os.path.normpath(other))
+    return names
 
 
 def _below(path: str, folder: str) -> bool:

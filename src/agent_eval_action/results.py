@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Final, Literal, Self
 
 import msgspec
 
-from .core import AXES, Axis, CaseKey, RunnerKind, TrajectoryPolicy
+from .core import AXES, Axis, CaseKey, Purpose, RunKind, RunnerKind, TrajectoryPolicy
 from .files import Buffer, Sink, replacing
 
 SCHEMA: Final = "agent-eval-results/1"
@@ -356,6 +356,36 @@ def _answer(content: Content | None) -> str | None:
     return None if content is None else content.text()
 
 
+# How `runs[].confirms` begins for each kind of run beyond the suite's own, as every version
+# writes it: Results written before `runs[].kind` say their runs' kinds only so (`kind_of`),
+# and a comment job of an older version reads a newer run's kinds so.
+PAIRED_RUN = "paired run on the merge-base"  # then " <sha>: " and what it was paired with
+SUITE_ROUND = "the suite-level test"
+SAMPLING_RUN = "sampling run on main"
+
+
+def kind_of(confirms: str | None) -> tuple[RunKind, RunKind | None]:
+    """A run's (kind, paired_with) from its `confirms` text alone: how Results written
+    before `runs[].kind` are read, once, here."""
+    if confirms is None:
+        return "suite", None
+    if confirms.startswith(SAMPLING_RUN):
+        return "sampling", None
+    if confirms.startswith(SUITE_ROUND):
+        return "suite_round", None
+    if confirms.startswith(PAIRED_RUN):
+        paired_with = confirms.partition(": ")[2]
+        return "paired", "suite_round" if paired_with.startswith(SUITE_ROUND) else "confirmation"
+    return "confirmation", None
+
+
+def purpose_fields(why: Purpose | None) -> dict[str, Any]:
+    """A RunRecord's fields that say why it ran (None: one of the suite's own runs)."""
+    if why is None:
+        return {"confirms": None, "kind": "suite", "paired_with": None}
+    return {"confirms": why.text, "kind": why.kind, "paired_with": why.paired_with}
+
+
 class RunRecord(Record, kw_only=True):
     run: int
     # Its turns (`turns()` reads them): a Results read from a file keeps each run's turns
@@ -364,8 +394,13 @@ class RunRecord(Record, kw_only=True):
     invocations: Turns
     error: str | None = None
     duration_s: float = 0.0
-    # a confirmation re-run (compare/confirm.py): the regression it re-ran to confirm
+    # a run beyond the suite's own, worded for people: what it re-ran to confirm (begins as
+    # PAIRED_RUN, SUITE_ROUND and SAMPLING_RUN say, for older readers)
     confirms: str | None = None
+    # why it ran (core.RunKind) and, a paired run, the kind of the run it pairs with; None
+    # in Results written before them (`purpose` then reads `confirms`)
+    kind: RunKind | None = None
+    paired_with: RunKind | None = None
     # a scenario case's run: why its simulated conversation ended (stop_signal: the user
     # simulator said it was done; turn_limit: max_allowed_invocations); None otherwise
     stop: str | None = None
@@ -375,6 +410,12 @@ class RunRecord(Record, kw_only=True):
     # what ADK logged during the run (the in-process runner: tracebacks in full, at most
     # runners/log_capture.py LOG_CHARS characters); None when nothing was, or not recorded
     log: str | None = None
+
+    def purpose(self) -> tuple[RunKind, RunKind | None]:
+        """Why the run ran: (kind, paired_with), as recorded, else as `confirms` says."""
+        if self.kind is not None:
+            return self.kind, self.paired_with
+        return kind_of(self.confirms)
 
     def turns(self, *, keep: bool = True) -> list[InvocationRecord]:
         """The run's turns, decoded from their JSON on first use (and kept, unless `keep` is

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .core import CaseKey, RunnerKind
+from .core import CaseKey, Purpose, RunnerKind
 from .evalset.models import (
     Content,
     ConversationScenario,
@@ -33,7 +33,7 @@ class CaseRunRequest(BaseModel):
     run: int  # 1-based
     session_input: SessionInput | None = None
     user_contents: list[Content]
-    confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
+    purpose: Purpose | None = None  # a run beyond the suite's own: why it runs
     scenario: ConversationScenario | None = None
 
     @property
@@ -106,7 +106,7 @@ class CaseRunTrace(BaseModel):
     error: str | None = None
     duration_s: float = 0.0
     custom_scores: dict[str, CustomScore] = Field(default_factory=dict)
-    confirms: str | None = None  # a confirmation re-run: what it re-runs to confirm
+    purpose: Purpose | None = None  # a run beyond the suite's own: why it runs
     # a scenario case-run: how its simulated conversation ended
     simulation: Simulation | None = None
     # why the case-run was not attempted (a scenario case without the user simulator): the

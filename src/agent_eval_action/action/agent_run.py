@@ -12,7 +12,6 @@ computed from what this run's score stage wrote there.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -24,11 +23,10 @@ from .. import launch
 from ..compare.loading import load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
-from ..core import CaseKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..files.safe import Refused, copy_capped
 from ..metrics.judge.settings import JUDGE_KEY_ENV
-from ..pipeline.confirm import rounds, sampling_rounds
+from ..pipeline.confirm import Wanted, round_json, rounds, sampling_rounds
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
 from . import outputs
@@ -55,7 +53,9 @@ def agent_environment(
     that reads no PYTHONPATH: the workflow's, and the requirements' folder, reach its
     sys.path through launch.AGENT_PATH_ENV, after the tool's own imports. `moved`
     (workspace, worktree): main's stage, whose folders are the worktree's."""
-    env = {**base_environment(user, moved), **added}
+    env = {**user.environment(child_environment()), **added}
+    if moved is not None:
+        env = moved_environment(env, moved)
     requirements = added.get(launch.AGENT_PATH_ENV)
     env[launch.AGENT_PATH_ENV] = launch.agent_path(
         *([requirements] if requirements else []),
@@ -65,22 +65,31 @@ def agent_environment(
     return env
 
 
-# what names folders of the checkout in a stage's environment: main's stage gets them moved
-# to its worktree, so that nothing it starts runs or reads the PR's files by them
-CHECKOUT_FOLDERS = ("PATH", "PYTHONPATH", "GITHUB_WORKSPACE")
+# the lists of folders in a stage's environment: main's stage gets each entry made absolute
+# (from the workspace) and moved by its names or its physical path (launch.moved_folders)
+FOLDER_LISTS = ("PATH", "PYTHONPATH")
 
 
 def base_environment(user: PrUser, moved: tuple[Path, Path] | None = None) -> dict[str, str]:
     """`user`'s environment for a stage (its folders, no credentials); with `moved`
-    (workspace, worktree), main's: CHECKOUT_FOLDERS taken at the same place in the
-    worktree."""
+    (workspace, worktree), main's (`moved_environment`)."""
     env = user.environment(child_environment())
-    if moved is not None:
-        where = (str(moved[0]), str(moved[1]))
-        for name in CHECKOUT_FOLDERS:
-            if name in env:
-                env[name] = launch.moved_folders(env[name], where)
-    return env
+    return env if moved is None else moved_environment(env, moved)
+
+
+def moved_environment(env: dict[str, str], moved: tuple[Path, Path]) -> dict[str, str]:
+    """Main's stage's environment: every path at or below the checkout, in any variable and
+    by any of its names (launch.spellings), taken at the same place in the worktree, so that
+    nothing main's code starts runs or reads the PR's files by a name the workflow gave
+    (PATH, PYTHONPATH, GITHUB_WORKSPACE, a config folder, credentials)."""
+    workspace, tree = str(moved[0]), str(moved[1])
+    names = launch.spellings(workspace)
+    return {
+        name: launch.moved_folders(value, (workspace, tree))
+        if name in FOLDER_LISTS
+        else launch.moved_paths(value, names, tree)
+        for name, value in env.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -260,7 +269,7 @@ def run_evals(
     known_now = main_known  # with the merge-base's runs so far
     merge_base: Results | None = None
 
-    def paired_round(wanted: list[tuple[CaseKey, str]], run: int) -> None:
+    def paired_round(wanted: Wanted, run: int) -> None:
         """The round's cases once more, on the merge-base's code, as main's own user."""
         assert paired is not None
         # main's stage runs in its worktree, on the PR's eval files where they are
@@ -279,14 +288,14 @@ def run_evals(
         paired.traces.append(copy)
         paired.plans.append(made.plan)
 
-    def extra_round(wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
+    def extra_round(wanted: Wanted, round_number: int) -> Results | None:
         """The wanted cases once more (a confirmation, suite or sampling round) as the
         PR user, every traces file scored again: the new Results, or None when the round
         was cancelled or failed."""
         nonlocal code
         plan = private / f"confirm-{round_number}.json"
         run = settings.num_runs + round_number
-        plan.write_text(json.dumps({"run": run, "cases": [[*k, w] for k, w in wanted]}))
+        plan.write_text(round_json(run, wanted))
         produced = user.scratch / f"traces-{round_number}.jsonl"
         argv = [*agent, "--traces", str(produced), "--confirm", "-"]
         if agent_stage(argv, f"round-{round_number}", len(wanted), plan) != EXIT_PASS:
@@ -308,9 +317,7 @@ def run_evals(
             known_now = main_known.plus(merge_base)
         return load_results(str(results))
 
-    def confirm(
-        wanted: list[tuple[CaseKey, str]], round_number: int
-    ) -> tuple[Diff, Results] | None:
+    def confirm(wanted: Wanted, round_number: int) -> tuple[Diff, Results] | None:
         new = extra_round(wanted, round_number)
         return None if new is None else (_diff(out_dir), new)
 

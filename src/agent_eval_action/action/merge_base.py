@@ -14,16 +14,16 @@ judge's key). The score stage scores its traces into merge-base.json beside resu
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core import CaseKey
+from ..core import CaseKey, Purpose
 from ..errors import InputError
 from ..pipeline import paired as pairing
+from ..pipeline.confirm import round_json
 from .event import Event, MergeGroupEvent, PullRequestEvent
 from .sandbox import PrUser
 from .settings import Settings
@@ -85,7 +85,7 @@ class MergeBaseRuns:
     def stage(
         self,
         shared: Sequence[str],
-        wanted: Sequence[tuple[CaseKey, str]],
+        wanted: Sequence[tuple[CaseKey, Purpose]],
         run: int,
         private: Path,
     ) -> MainStage | None:
@@ -116,8 +116,7 @@ class MergeBaseRuns:
         user, added = self.side
         flags, start = there
         plan = private / f"merge-base-{run}.json"
-        cases = [[*key, what] for key, what in pairing.paired(wanted, self.worktree.commit.sha)]
-        plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
+        plan.write_text(round_json(run, pairing.paired(wanted, self.worktree.commit.sha)))
         produced = user.scratch / f"merge-base-traces-{run}.jsonl"
         argv = ["run-cases", *shared, *flags, "--agent-cwd", str(start)]
         argv += ["--traces", str(produced), "--confirm", "-"]

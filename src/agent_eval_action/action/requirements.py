@@ -55,7 +55,7 @@ def install_requirements(
             pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-r", str(requirements)]
             code = children.call(launch.Kind.PR, pip, env, user=user, tail=tail, cwd=cwd)
         added = {
-            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
             "VIRTUAL_ENV": str(venv),
         }
     else:

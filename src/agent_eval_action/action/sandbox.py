@@ -40,7 +40,7 @@ from pathlib import Path, PurePath
 
 from .. import launch
 from ..errors import InfrastructureError
-from ..files.safe import open_folder, open_untrusted, remove_tree
+from ..files.safe import open_folder, open_untrusted, remove_entry, remove_tree
 from ..runners.reaper import Proc, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
@@ -124,16 +124,20 @@ class PrUser:
         and saved uid are `killer`'s (launch.kill_all_of): the kernel delivers it to every
         process of this uid in one pass that no fork slips past (a process with a SIGKILL
         pending cannot fork), and none of them may signal the killer (a SIGSTOP or SIGKILL
-        of theirs is refused). Then a look, to go again if anything is left."""
+        of theirs is refused). Then a look, to go again if anything is left. Last, what
+        the user left in the machine's shared folders (`remove_left_in`) is removed."""
         if not self.switched:
             return 0  # they share the action's uid: nothing tells them apart
-        for rounds in range(1, KILL_ROUNDS + 1):
-            launch.kill_all_of(self.uid, self.killer)
-            reap()
-            if not processes_of(self.uid):
-                return rounds
-            time.sleep(0.01)  # a process with SIGKILL pending may still be listed
-        return KILL_ROUNDS
+        try:
+            for rounds in range(1, KILL_ROUNDS + 1):
+                launch.kill_all_of(self.uid, self.killer)
+                reap()
+                if not processes_of(self.uid):
+                    return rounds
+                time.sleep(0.01)  # a process with SIGKILL pending may still be listed
+            return KILL_ROUNDS
+        finally:
+            remove_left_in(self.uid, shared_folders())
 
     @contextmanager
     def open_scratch(self, name: str) -> Iterator[int]:
@@ -237,6 +241,36 @@ def create(
         killer=killer,
         killer_claim=killer_claim,
     )
+
+
+# The machine's folders anyone may write (and the temporary folder): what a stage's user
+# left there goes when the stage ends, so that nothing of the PR's waits there for a later
+# stage (a `.env` or config that main's code, walking up from its folder, would read)
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def shared_folders() -> list[str]:
+    return list(dict.fromkeys([*SHARED_FOLDERS, tempfile.gettempdir()]))
+
+
+def remove_left_in(uid: int, folders: Iterable[str]) -> int:
+    """Remove every entry owned by `uid` at the top of each folder (files, links never
+    followed, folders with all below them, by descriptor); how many."""
+    removed = 0
+    for folder in folders:
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # absent, or a link: not a shared folder of this machine's
+        try:
+            for name in os.listdir(fd):
+                with contextlib.suppress(OSError):
+                    if os.stat(name, dir_fd=fd, follow_symlinks=False).st_uid == uid:
+                        remove_entry(fd, name)
+                        removed += 1
+        finally:
+            os.close(fd)
+    return removed
 
 
 def claims_folder() -> Path:

@@ -22,6 +22,7 @@ included, and the PR's user owns its scratch folder. So:
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -54,6 +55,25 @@ FOLDERS = frozenset({"baseline", "shards"})  # wholly the action's, and what is 
 NAMES = FILES | FOLDERS
 
 
+def private_parent(candidate: Path = Path("/run")) -> str | None:
+    """Where the run's folders are made: `candidate` when this process (root) may write it
+    and it and every folder above it are root's and writable by no one else, so that no
+    other user can have left anything in them for a program that looks upwards from its
+    folder (python-dotenv's `find_dotenv`, a tool's config search); else None, the
+    temporary folder, where what the stages' users left is removed as each ends
+    (sandbox.remove_left_in)."""
+    if os.geteuid() != 0 or not os.access(candidate, os.W_OK):
+        return None
+    for folder in (candidate, *candidate.parents):
+        try:
+            info = folder.lstat()
+        except OSError:
+            return None
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            return None
+    return str(candidate)
+
+
 @dataclass
 class Workdirs:
     base: Path  # root's, 0711: the PR user's scratch folder is made in it
@@ -65,7 +85,7 @@ class Workdirs:
 
     @classmethod
     def make(cls) -> Workdirs:
-        base = Path(tempfile.mkdtemp(prefix="agent-eval-"))
+        base = Path(tempfile.mkdtemp(prefix="agent-eval-", dir=private_parent()))
         base.chmod(0o711)
         folders = {"run": 0o711, "given": 0o755, "private": 0o700}
         for name, mode in folders.items():

@@ -6,7 +6,6 @@ same name as the PR's is imported afresh)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -22,7 +21,7 @@ from ..errors import EXIT_PASS
 from ..pipeline import paired as pairing
 
 if TYPE_CHECKING:
-    from ..core import CaseKey
+    from ..core import CaseKey, Purpose
     from ..metrics.judge import JudgeResults
     from ..pipeline.job import Job
     from ..pipeline.plan import Plan
@@ -119,10 +118,10 @@ class PairedStage:
     def on(self) -> bool:
         return self.note is None and self.side is not None
 
-    def round(self, wanted: Sequence[tuple[CaseKey, str]], run: int) -> Results | None:
+    def round(self, wanted: Sequence[tuple[CaseKey, Purpose]], run: int) -> Results | None:
         """Run `run` of the wanted cases on the merge-base's code and rescore its side; the
         grown Results, or None when paired runs stopped (the note says why)."""
-        from ..pipeline.confirm import confirmation_plan
+        from ..pipeline.confirm import confirmation_plan, round_json
 
         # scenario cases need the user simulator, which only this process has: main's side
         # of them would be "not run", no record of main at all
@@ -143,12 +142,11 @@ class PairedStage:
         flags, start = there
         plan = self.scratch / f"round-{run}.json"
         paired_cases = pairing.paired(wanted, self.side.sha)
-        cases = [[*key, what] for key, what in paired_cases]
-        plan.write_text(json.dumps({"run": run, "cases": cases}), encoding="utf-8")
+        plan.write_text(round_json(run, paired_cases), encoding="utf-8")
         traces = self.scratch / f"traces-{run}.jsonl"
         argv = launch.tool("run-cases", *stage_arguments(self.args))
         argv += [*flags, "--agent-cwd", str(start), "--traces", str(traces), "--confirm", str(plan)]
-        print(f"running {len(cases)} case(s) on the merge-base's code", file=sys.stderr)
+        print(f"running {len(paired_cases)} case(s) on the merge-base's code", file=sys.stderr)
         # an isolated child reads no PYTHONPATH: the agent's folders go as launch says
         env = {
             **os.environ,

@@ -14,7 +14,7 @@ from .output import add_html, add_report
 
 if TYPE_CHECKING:
     from ..compare.model import Diff
-    from ..core import CaseKey
+    from ..core import CaseKey, Purpose
     from ..metrics.judge import JudgeResults
     from ..pipeline.gate import Baseline as BaselineRecord
     from ..pipeline.gate import GateOptions
@@ -257,7 +257,7 @@ class ExtraRuns:
         self.job, self.runs, self.latest = job, case_runs, scored
         self.runner, self.scored_runs = runner, scored_runs
 
-    def round(self, wanted: list[tuple[CaseKey, str]], round_number: int) -> Results | None:
+    def round(self, wanted: list[tuple[CaseKey, Purpose]], round_number: int) -> Results | None:
         """The round's Results, or None when it was cancelled."""
         from ..pipeline.confirm import confirmation_plan
         from ..pipeline.run_cases import run_cases
@@ -324,7 +324,7 @@ def _confirmed(
     stage = PairedStage(args, job, source) if pair else None
 
     def confirm(
-        wanted: list[tuple[CaseKey, str]], round_number: int
+        wanted: list[tuple[CaseKey, Purpose]], round_number: int
     ) -> tuple[Diff, Results] | None:
         results = extra.round(wanted, round_number)
         if results is None:

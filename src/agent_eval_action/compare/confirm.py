@@ -24,12 +24,20 @@ time in three, and a single run here would then be blamed for noise.
 
 from __future__ import annotations
 
-from ..core import CaseKey
-from ..results import CaseResult, MetricResult, Results, Status, case_score, status_for
-from .evidence import (
-    NO_RUNS,
+from ..core import CaseKey, Purpose, RunKind
+from ..results import (
     SAMPLING_RUN,
     SUITE_ROUND,
+    CaseResult,
+    MetricResult,
+    Results,
+    RunRecord,
+    Status,
+    case_score,
+    status_for,
+)
+from .evidence import (
+    NO_RUNS,
     MainRuns,
     blame_level,
     grown,
@@ -46,16 +54,21 @@ SAMPLING_SETTLED = 3  # runs on main, all alike, that settle a case as determini
 
 def suite_round_runs(case: CaseResult) -> list[int]:
     """The indices of the case's runs that a suite round added."""
-    return [
-        i
-        for i, run in enumerate(case.runs)
-        if run.error is None and run.confirms is not None and run.confirms.startswith(SUITE_ROUND)
-    ]
+    return [i for i, run in enumerate(case.runs) if run.error is None and _is(run, "suite_round")]
+
+
+def confirming_runs(case: CaseResult) -> list[int]:
+    """The indices of the case's confirmation re-runs."""
+    return [i for i, run in enumerate(case.runs) if _is(run, "confirmation")]
+
+
+def _is(run: RunRecord, kind: RunKind) -> bool:
+    return run.purpose()[0] == kind
 
 
 def original(case: CaseResult) -> CaseResult:
     """The case as its own runs scored it: without the runs that re-ran it to confirm."""
-    kept = [i for i, run in enumerate(case.runs) if run.confirms is None]
+    kept = [i for i, run in enumerate(case.runs) if _is(run, "suite")]
     if len(kept) == len(case.runs):
         return case
     metrics = {name: _kept(metric, kept) for name, metric in case.metrics.items()}
@@ -110,10 +123,7 @@ def settle(
     regressed = [m for m in diff.metrics if _to_confirm(m)]
     if not regressed:
         return
-    extra = suite_round_runs(current)
-    confirming = [
-        i for i, run in enumerate(current.runs) if run.confirms is not None and i not in extra
-    ]
+    confirming = confirming_runs(current)
     if not confirming:
         blamed = _blamed_by_streak(regressed, current, main, family)
         if (
@@ -180,8 +190,7 @@ def evidence(m: MetricDiff, current: CaseResult, main: MainRuns, family: int) ->
       ("confirmed in 3/3 re-runs");
     - or it is a new failure that failed here more often than its record on main makes
       likely, by a margin that holds across the suite (`unchanged_p` at `blame_level`)."""
-    extra = suite_round_runs(current)
-    runs = sum(run.confirms is not None for i, run in enumerate(current.runs) if i not in extra)
+    runs = len(confirming_runs(current))
     if changed_behaviour(current, main):
         return f"confirmed in {runs}/{runs} re-runs"
     tally = _tally(m, current, main)
@@ -251,7 +260,7 @@ def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: P
 
 def to_confirm(
     diff: Diff, current: Results, known: MainRecord, runs: int
-) -> list[tuple[CaseKey, str]]:
+) -> list[tuple[CaseKey, Purpose]]:
     """The cases to re-run once more, with what the re-run confirms: regressed cases not
     known to be deterministic on both sides (`known`: main's record), whose re-runs so far
     all showed it again, up to `runs` — and only while re-runs could still blame them (a
@@ -275,11 +284,11 @@ def to_confirm(
         what = "; ".join(
             f"{m.axis} {m.metric}: {m.reason.split('; confirmed')[0]}" for m in regressed
         )
-        wanted.append((key, what))
+        wanted.append((key, Purpose("confirmation", what)))
     return wanted
 
 
-def to_sample(current: Results, known: MainRecord, runs: int) -> list[tuple[CaseKey, str]]:
+def to_sample(current: Results, known: MainRecord, runs: int) -> list[tuple[CaseKey, Purpose]]:
     """Main's sampling: the cases of `current`, a run on main that records the baseline, to
     run once more because main has fewer than `runs` finished runs of them (its own and
     `known`'s: the older baselines), with why. One run per case cannot tell a noisy case from
@@ -294,7 +303,7 @@ def to_sample(current: Results, known: MainRecord, runs: int) -> list[tuple[Case
         have = main.runs
         if not 0 < have < runs or (have >= SAMPLING_SETTLED and main.deterministic):
             continue
-        wanted.append((case.key, f"{SAMPLING_RUN}: {have} of {runs} runs"))
+        wanted.append((case.key, Purpose("sampling", f"{SAMPLING_RUN}: {have} of {runs} runs")))
     return wanted
 
 
@@ -343,7 +352,7 @@ def family_size(current: Results, compared: int) -> int:
     return compared if shard is None or shard.cases_compared is None else shard.cases_compared
 
 
-def suite_round(diff: Diff, current: Results, known: MainRecord) -> list[tuple[CaseKey, str]]:
+def suite_round(diff: Diff, current: Results, known: MainRecord) -> list[tuple[CaseKey, Purpose]]:
     """The cases to run once more for the suite-level test, or none: with one run per case a
     broad drop shows only faintly, so when an axis's test falls below the policy's
     `suite_round_below` without being significant, every compared case that main does not
@@ -362,7 +371,7 @@ def suite_round(diff: Diff, current: Results, known: MainRecord) -> list[tuple[C
     if not hints or done >= policy.suite_rounds or current.run_config.num_runs > 1:
         return []  # (several runs per case: the test has its evidence)
     runs = "one run per case" if not done else f"{1 + done} runs per case"
-    what = f"{SUITE_ROUND}: {', '.join(hints)} with {runs}"
+    what = Purpose("suite_round", f"{SUITE_ROUND}: {', '.join(hints)} with {runs}")
     if done:  # the cases of the first round, that the next ones extend alike
         return [(case.key, what) for case in current.cases if len(suite_round_runs(case)) == done]
     wanted = []

@@ -16,23 +16,22 @@ from math import comb
 import msgspec
 import numpy as np
 
-from ..results import CaseResult
+from ..core import RunKind
+from ..results import CaseResult, RunRecord
 
 # Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
 # compared); the suite-level test holds its own 0.75% (0.55% over its looks at one run per
 # case), so together they stay within 1%.
 BLAME_ALPHA = 0.0025
 _GRID = np.linspace(0.0, 1.0, 2001)
-# How a paired run on the merge-base's code says what it was paired with (pipeline/paired.py):
-# one of main's runs like any other (picked for the PR's regression, not for its own
-# outcome), so main's record keeps it, where it leaves out re-runs that confirmed something
-PAIRED_RUN = "paired run on the merge-base"
-# How a suite round's runs say what they confirm (compare/confirm.py): every case alike
-SUITE_ROUND = "the suite-level test"
-# How a baseline's sampling runs say why they ran (compare/confirm.to_sample): main's own
-# record of a case that had too few runs there, taken before any pull request, whatever the
-# case did; they count as main's recorded runs, not as the baseline's scores
-SAMPLING_RUN = "sampling run on main"
+# What main's record keeps of a case's runs (`runs[].kind`, core.RunKind): the suite's own
+# runs, paired runs on the merge-base's code (picked for the PR's regression, not for their
+# own outcome: one of main's runs like any other) and main's sampling runs; never re-runs
+# that confirmed something. What the suite-level test weighs at its first look: the runs
+# main recorded for itself. Taken whatever the case did here: those, and runs paired with a
+# suite round (every case alike).
+ON_MAIN: frozenset[RunKind] = frozenset({"suite", "paired", "sampling"})
+RECORDED: frozenset[RunKind] = frozenset({"suite", "sampling"})
 
 
 class MainRuns(msgspec.Struct, frozen=True, gc=False):
@@ -92,9 +91,8 @@ def grown(main: MainRuns, case: CaseResult) -> MainRuns:
     if sole is not None and behaviours != {sole}:
         sole = None
     passed = passes(case, kept)
-    said = [case.runs[i].confirms for i in kept]
-    recorded = tuple(p for p, why in zip(passed, said, strict=True) if recorded_run(why))
-    sampled = tuple(p for p, why in zip(passed, said, strict=True) if sampled_run(why))
+    recorded = tuple(p for p, i in zip(passed, kept, strict=True) if recorded_run(case.runs[i]))
+    sampled = tuple(p for p, i in zip(passed, kept, strict=True) if sampled_run(case.runs[i]))
     every = main.passed + tuple(passed)
     # most runs are the baseline's own, in all three: then one tuple serves them
     if main.recorded is main.passed and len(recorded) == len(kept):
@@ -111,27 +109,24 @@ def grown(main: MainRuns, case: CaseResult) -> MainRuns:
 def kept_runs(case: CaseResult) -> list[int]:
     """The indexes of the case's runs that are main's record of it: finished, and not re-runs
     that confirmed something (paired runs on the merge-base and sampling runs are kept)."""
-    return [i for i, run in enumerate(case.runs) if run.error is None and _on_main(run.confirms)]
+    return [i for i, run in enumerate(case.runs) if run.error is None and on_main(run)]
 
 
-def _on_main(confirms: str | None) -> bool:
-    return confirms is None or confirms.startswith((PAIRED_RUN, SAMPLING_RUN))
+def on_main(run: RunRecord) -> bool:
+    """Whether a run is one of main's record of its case (ON_MAIN)."""
+    return run.purpose()[0] in ON_MAIN
 
 
-def recorded_run(confirms: str | None) -> bool:
+def recorded_run(run: RunRecord) -> bool:
     """Whether a run is one main recorded for itself: a baseline's own, or a sampling run."""
-    return confirms is None or confirms.startswith(SAMPLING_RUN)
+    return run.purpose()[0] in RECORDED
 
 
-def sampled_run(confirms: str | None) -> bool:
+def sampled_run(run: RunRecord) -> bool:
     """Whether a run on main was taken whatever the case did here: one main recorded for
     itself, or one paired with a suite round (every case alike)."""
-    if confirms is None:
-        return True
-    paired_with = confirms.partition(": ")[2]
-    return recorded_run(confirms) or (
-        confirms.startswith(PAIRED_RUN) and paired_with.startswith(SUITE_ROUND)
-    )
+    kind, paired_with = run.purpose()
+    return kind in RECORDED or (kind == "paired" and paired_with == "suite_round")
 
 
 def passes(case: CaseResult, runs: Iterable[int]) -> list[dict[str, bool]]:

@@ -64,6 +64,9 @@ def _parse(path: Path, display: str, *, turns: bool = True, mapped: bool = False
         results = Results.from_json(data)
     except msgspec.MsgspecError as err:
         raise _explain(decode(bytes(data), display), display, err) from None
+    except RecursionError:  # deeper than this stack allows, wherever it is called from
+        deep = InputError("invalid JSON: nested too deeply", display)
+        raise NotResults(deep, deep.message) from None
     del data
     # each run's turns are checked here (types, then values) and kept again as compact
     # JSON of their own (RunRecord.settle): the file's bytes can then go
@@ -133,7 +136,7 @@ def _not_json(text: str, err: InputError) -> str:
     a header first), or not JSON."""
     try:
         first = json.loads(text.partition("\n")[0])
-    except ValueError:
+    except (ValueError, RecursionError):
         first = None
     if isinstance(first, dict) and "traces" in first:
         return _kind(first)

@@ -156,8 +156,8 @@ class Past:
             for i, passed in zip(kept, passes(case, kept), strict=True):
                 outcome.append(tables.outcome(passed))
                 owner.append(at)
-                said = case.runs[i].confirms
-                why.append(RECORDED * recorded_run(said) | SAMPLED * sampled_run(said))
+                run = case.runs[i]
+                why.append(RECORDED * recorded_run(run) | SAMPLED * sampled_run(run))
         # the runs in the order of their cases' places (the Results may list them otherwise)
         order = np.argsort(np.array(owner, np.int64), kind="stable")
         return cls(

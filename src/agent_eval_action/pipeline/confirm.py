@@ -21,9 +21,9 @@ from dataclasses import replace
 from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm, to_sample
 from ..compare.model import Diff
 from ..compare.record import MainRecord
-from ..core import CaseKey
+from ..core import RUN_KINDS, CaseKey, Purpose
 from ..errors import InputError
-from ..results import Results
+from ..results import Results, kind_of
 from .plan import Plan, request, restrict
 
 SUITE_LIMIT = (
@@ -36,37 +36,61 @@ LIMIT_REACHED = (
 )
 
 
-def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, str]], run: int) -> Plan:
-    """One more run, numbered `run`, of each wanted case, saying what it re-runs to confirm."""
-    requests = [request(key.eval_set_id, plan.cases[key][1], run, what) for key, what in wanted]
+Wanted = list[tuple[CaseKey, Purpose]]  # a round's cases, each with why it runs
+
+
+def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, Purpose]], run: int) -> Plan:
+    """One more run, numbered `run`, of each wanted case, saying why it runs."""
+    requests = [request(key.eval_set_id, plan.cases[key][1], run, why) for key, why in wanted]
     return replace(restrict(plan, {key for key, _ in wanted}), requests=requests)
 
 
-ROUND_FORMAT = '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT], ...]}'
+ROUND_FORMAT = '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT, KIND, PAIRED_WITH], ...]}'
+_RERUN_KINDS = frozenset(RUN_KINDS) - {"suite"}
+
+
+def round_json(run: int, wanted: Sequence[tuple[CaseKey, Purpose]]) -> str:
+    """A round's plan as ROUND_FORMAT: what `round_plan` reads."""
+    cases = [[*key, why.text, why.kind, why.paired_with] for key, why in wanted]
+    return json.dumps({"run": run, "cases": cases})
+
+
+def _purpose(entry: object) -> Purpose | None:
+    """A case entry's (key, why): [EVAL_SET_ID, EVAL_ID, WHAT, KIND, PAIRED_WITH]; written
+    before KIND, [EVAL_SET_ID, EVAL_ID, WHAT] (its kind as WHAT words it). None: not one."""
+    if not isinstance(entry, list) or len(entry) not in (3, 5):
+        return None
+    if not all(isinstance(p, str) for p in entry[:3]):
+        return None
+    text = entry[2]
+    kind, paired_with = kind_of(text) if len(entry) == 3 else (entry[3], entry[4])
+    if kind not in _RERUN_KINDS:
+        return None
+    if kind == "paired" and paired_with not in ("confirmation", "suite_round"):
+        return None
+    if kind != "paired" and paired_with is not None:
+        return None
+    return Purpose(kind, text, paired_with)
 
 
 def round_plan(plan: Plan, text: str, display: str) -> Plan:
     """A confirmation round's plan from its JSON, ROUND_FORMAT (what the action hands to
     `run-cases --confirm` and to `score --round`): run N of each case, N after the suite's
-    own runs, each case once, saying WHAT it re-runs to confirm. InputError naming
-    `display` when it is not one, or names a case or run the suite does not have."""
+    own runs, each case once, saying why it runs. InputError naming `display` when it is
+    not one, or names a case or run the suite does not have."""
     try:
         data = json.loads(text)
     except ValueError as err:
         raise InputError(f"not a confirmation round: not JSON: {err}", display) from None
     run = data.get("run") if isinstance(data, dict) else None
     cases = data.get("cases") if isinstance(data, dict) else None
-    if (
-        not isinstance(run, int)
-        or isinstance(run, bool)
-        or not isinstance(cases, list)
-        or not all(
-            isinstance(case, list) and len(case) == 3 and all(isinstance(p, str) for p in case)
-            for case in cases
-        )
-    ):
+    purposes = [_purpose(case) for case in cases] if isinstance(cases, list) else [None]
+    if not isinstance(run, int) or isinstance(run, bool) or None in purposes:
         raise InputError(f"not a confirmation round: want {ROUND_FORMAT}", display)
-    wanted = [(CaseKey(s, e), what) for s, e, what in cases]
+    assert isinstance(cases, list)
+    wanted = [
+        (CaseKey(case[0], case[1]), why) for case, why in zip(cases, purposes, strict=True) if why
+    ]
     unknown = [key for key, _ in wanted if key not in plan.cases]
     if unknown or run <= plan.num_runs:
         raise InputError("the round names cases or runs the suite does not have", display)
@@ -82,7 +106,7 @@ def rounds(
     known: Callable[[], MainRecord],
     runs: int,
     limit: int,
-    confirm: Callable[[list[tuple[CaseKey, str]], int], tuple[Diff, Results] | None],
+    confirm: Callable[[Wanted, int], tuple[Diff, Results] | None],
 ) -> tuple[Diff, list[str]]:
     """Run confirmation rounds until nothing is left to confirm, then suite rounds while the
     suite-level test asks for them (compare/confirm.suite_round); (the last diff, warnings).
@@ -118,8 +142,7 @@ def rounds(
             break
         used += needed
         print(
-            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more time(s) for the suite-level "
-            f"test ({wanted[0][1].split(': ', 1)[1]})",
+            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more time(s): {wanted[0][1].text}",
             file=sys.stderr,
         )
         for _ in range(SUITE_ROUND_RUNS):
@@ -136,7 +159,7 @@ def sampling_rounds(
     *,
     known: MainRecord,
     runs: int,
-    sample: Callable[[list[tuple[CaseKey, str]], int], Results | None],
+    sample: Callable[[Wanted, int], Results | None],
 ) -> int:
     """Main's sampling, when a run records the baseline: while cases have fewer than `runs`
     finished runs on main (compare/confirm.to_sample), each runs once more, a round at a

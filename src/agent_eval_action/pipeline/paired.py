@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import launch
-from ..compare.evidence import PAIRED_RUN
-from ..core import CaseKey
-from ..results import Results, Source
+from ..core import CaseKey, Purpose
+from ..files.safe import Refused, open_folder
+from ..results import PAIRED_RUN, Results, Source
 
 if TYPE_CHECKING:
     from ..metrics.judge import JudgeResults, JudgeSettings
@@ -184,28 +184,43 @@ def agent_there(
 ) -> tuple[list[str], Path] | str:
     """The agent flags for the merge-base's code and the folder its stage starts in (the
     worktree's counterpart of `cwd`): `--agent`'s folder at the same place inside the
-    worktree, `--command` as given, started there. Else the note why not."""
+    worktree (by name, no link followed), `--command` with every path of the checkout in
+    it taken in the worktree, started there. Else the note why not."""
     try:
         start = tree / cwd.resolve().relative_to(commit.repo.resolve())
     except ValueError:
         return SKIPPED.format(why=f"{cwd} is outside the checkout {commit.repo}")
-    if flag == "command":
-        return ["--command", value], start
+    if flag == "command":  # a path of the checkout's in it is taken in the worktree
+        return [
+            "--command",
+            launch.moved_paths(value, launch.spellings(str(commit.repo)), str(tree)),
+        ], start
+    # by its name, never through a link: the PR's checkout may make the agent's folder a
+    # link to another of main's agents, and the worktree holds main's own at that name
     try:
-        inside = (cwd / value).resolve().relative_to(commit.repo.resolve())
+        inside = Path(os.path.normpath(cwd.resolve() / value)).relative_to(commit.repo.resolve())
     except ValueError:
         return SKIPPED.format(why=f"the agent {value} is outside the checkout")
     there = tree / inside
-    if not there.is_dir():
+    try:
+        os.close(open_folder(tree, inside))
+    except Refused:
+        return SKIPPED.format(
+            why=f"the agent {value} is a link in the merge-base {commit.sha[:12]}"
+        )
+    except OSError:
         return SKIPPED.format(
             why=f"the agent {value} is not in the merge-base {commit.sha[:12]} (a new agent?)"
         )
     return ["--agent", str(there)], start
 
 
-def paired(wanted: Sequence[tuple[CaseKey, str]], sha: str) -> list[tuple[CaseKey, str]]:
+def paired(wanted: Sequence[tuple[CaseKey, Purpose]], sha: str) -> list[tuple[CaseKey, Purpose]]:
     """The round's cases for the merge-base, each run saying what it is paired with."""
-    return [(key, f"{PAIRED_RUN} {sha[:12]}: {what}") for key, what in wanted]
+    return [
+        (key, Purpose("paired", f"{PAIRED_RUN} {sha[:12]}: {why.text}", why.kind))
+        for key, why in wanted
+    ]
 
 
 def score_merge_base(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from ..core import CaseKey
+from ..core import CaseKey, Purpose
 from ..errors import InputError
 from ..evalset.models import EvalCase
 from ..metrics import Criterion, Metric
@@ -111,17 +111,17 @@ def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, M
 
 
 def request(
-    eval_set_id: str, case: EvalCase, run: int, confirms: str | None = None
+    eval_set_id: str, case: EvalCase, run: int, purpose: Purpose | None = None
 ) -> CaseRunRequest:
-    """Run `run` of a case: its user turns, replayed in one session (`confirms`: what a
-    confirmation re-run re-runs to confirm)."""
+    """Run `run` of a case: its user turns, replayed in one session (`purpose`: why a run
+    beyond the suite's own runs)."""
     return CaseRunRequest(
         eval_set_id=eval_set_id,
         eval_id=case.eval_id,
         run=run,
         session_input=case.session_input,
         user_contents=[turn.user_content for turn in case.conversation or ()],
-        confirms=confirms,
+        purpose=purpose,
         scenario=case.conversation_scenario,
     )
 

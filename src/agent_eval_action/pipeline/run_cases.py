@@ -83,11 +83,11 @@ def run_cases(
     started = datetime.now(UTC)
     finished: list[CaseRunTrace] = []
     custom = plan.has_custom
-    confirming = {(r.key, r.run): r.confirms for r in plan.requests if r.confirms}
+    confirming = {(r.key, r.run): r.purpose for r in plan.requests if r.purpose}
     requests, not_run, users = _conversations(plan, runner, simulator, relay is not None, no_key)
 
     def collect(trace: CaseRunTrace) -> None:
-        trace.confirms = confirming.get((trace.key, trace.run))
+        trace.purpose = confirming.get((trace.key, trace.run))
         if users is not None and trace.simulation is None:
             trace.simulation = users.simulation(trace.eval_set_id, trace.eval_id, trace.run)
         if custom:
@@ -114,7 +114,7 @@ def run_cases(
         with reaping():
             traces: list[CaseRunTrace] = [*not_run, *run_cancellable(suite())]
         for trace in traces:  # a runner may return other trace objects than it reported
-            trace.confirms = confirming.get((trace.key, trace.run))
+            trace.purpose = confirming.get((trace.key, trace.run))
             if custom and not trace.custom_scores:
                 score_custom(plan, trace)
         cancelled = False
@@ -169,7 +169,7 @@ def complete(plan: Plan, finished: list[CaseRunTrace], why: str) -> list[CaseRun
     done = {(t.eval_set_id, t.eval_id, t.run) for t in finished}
     missing = [
         CaseRunTrace(
-            eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=why, confirms=r.confirms
+            eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=why, purpose=r.purpose
         )
         for r in plan.requests
         if (r.eval_set_id, r.eval_id, r.run) not in done
@@ -271,7 +271,7 @@ def _read_one(
     adk = header.get("adk_version")
     if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
-    wanted = {(r.eval_set_id, r.eval_id, r.run): r.confirms for r in asked.requests}
+    wanted = {(r.eval_set_id, r.eval_id, r.run): r.purpose for r in asked.requests}
     ended: bool | None = None
     for number, text in enumerate(lines[1:], start=2):
         data = _json(text, display, number)
@@ -304,14 +304,14 @@ def _read_one(
             raise InputError(
                 f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number
             )
-        if trace.confirms is not None and trace.confirms != wanted[key]:
+        if trace.purpose is not None and trace.purpose != wanted[key]:
             raise InputError(
                 f"a trace that says it re-runs what its plan did not: {trace.eval_set_id}/"
                 f"{trace.eval_id} run {trace.run}",
                 display,
                 number,
             )
-        trace.confirms = wanted[key]  # what the plan says, not what the traces say
+        trace.purpose = wanted[key]  # what the plan says, not what the traces say
         finished[key] = trace
     return (runner, target if isinstance(target, str) else None, started_at, adk), ended
 
