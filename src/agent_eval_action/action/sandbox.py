@@ -246,7 +246,7 @@ def create(
 # The machine's folders anyone may write (and the temporary folder): what a stage's user
 # left there goes when the stage ends, so that nothing of the PR's waits there for a later
 # stage (a `.env` or config that main's code, walking up from its folder, would read)
-SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
 
 
 def shared_folders() -> list[str]:
