@@ -119,14 +119,19 @@ def screenshot(markdown: str, out: Path) -> Path:
     return out
 
 
-# what changes from one run of the example to the next: how long things took
+# what changes from one run of the example to the next: how long things took, and when
 _VOLATILE = re.compile(r"\b[0-9][0-9.,]* (ms|s|min|h)\b")
+_WHEN = re.compile(
+    r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9.]+)?( ?UTC|Z|[+-][0-9:]{4,5})?"
+)
 
 
 def source_hash(markdown: str) -> str:
-    """The sha256 of the markdown a picture shows, durations left out: a test checks that
-    each picture in docs/images/ shows what the code renders today (not its pixels)."""
-    return hashlib.sha256(_VOLATILE.sub("… s", markdown).encode("utf-8")).hexdigest()
+    """The sha256 of the markdown (or HTML) a picture shows, durations and times of day left
+    out: a test checks that each picture in docs/images/ shows what the code renders today
+    (not its pixels)."""
+    steady = _WHEN.sub("…", _VOLATILE.sub("… s", markdown))
+    return hashlib.sha256(steady.encode("utf-8")).hexdigest()
 
 
 def sidecar(picture: Path) -> Path:

@@ -5,8 +5,9 @@
 Runs the example support agent twice (scripts/example_results.py: a baseline without its
 deliberate slip, and as shipped), writes `compare --html`'s page, opens it from file://
 in Debian's Chromium through playwright, ticks the "regressed" filter, opens the
-regressed case and photographs the page. Needs the dev extra and `chromium`;
-tests/test_report_html_browser.py uses the same functions.
+regressed case and photographs the page; beside it, OUT.source.sha256, the hash of the
+page's HTML it was taken from (tests/test_screenshots_current.py checks it is today's).
+Needs the dev extra and `chromium`; tests/test_report_html_browser.py uses the same functions.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from screenshot_comment import CHROMIUM, FLAGS  # noqa: E402
+from screenshot_comment import CHROMIUM, FLAGS, sidecar, source_hash  # noqa: E402
 
 DEFAULT_OUT = ROOT / "docs" / "images" / "report-html.png"
 WIDTH = 1100
@@ -89,8 +90,14 @@ def example_report(out_dir: Path) -> Path:
     base, current = make(out_dir)
     page = out_dir / "report.html"
     argv = ["compare", "--baseline", str(base), "--current", str(current)]
-    main([*argv, "--format", "json", "--out", str(out_dir / "diff.json"), "--html", str(page)])
+    main([*argv, "--format", "json", "--report", str(out_dir / "diff.json"), "--html", str(page)])
     return page
+
+
+def example_page_hash() -> str:
+    """The source hash of the example's report.html as the code writes it today."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return source_hash(example_report(Path(tmp)).read_text(encoding="utf-8"))
 
 
 def screenshot(page: Path, out: Path) -> Path:
@@ -103,6 +110,7 @@ def screenshot(page: Path, out: Path) -> Path:
         first.locator("summary").first.click()
         first.locator("details.run summary").first.click()
         tab.screenshot(path=str(out), full_page=True)
+    sidecar(out).write_text(source_hash(page.read_text(encoding="utf-8")) + "\n", encoding="ascii")
     return out
 
 

@@ -1,8 +1,9 @@
-"""The pictures of the PR comment in docs/images/ show what the code renders today: each
-was taken from a markdown whose hash is kept beside it (scripts/screenshot_comment.py),
-and the example's comment, rendered now, must have that hash. Pixels are not compared
-(fonts and the browser's version move them); the markdown is what a change to a report
-moves. When this fails: python scripts/screenshot_comment.py [--no-baseline]."""
+"""The pictures in docs/images/ show what the code renders today: each was taken from a
+markdown (the PR comment, scripts/screenshot_comment.py) or an HTML page (report.html,
+scripts/screenshot_report.py) whose hash is kept beside it, and the example's comment or
+page, rendered now, must have that hash. Pixels are not compared (fonts and the browser's
+version move them); the source is what a change to a report moves. When this fails, run
+the command the failure names."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from helpers.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import screenshot_comment
+import screenshot_report
 
 
 @pytest.mark.parametrize(
@@ -36,6 +38,16 @@ def test_each_picture_of_the_comment_shows_todays_rendering(picture, with_baseli
     )
 
 
+def test_the_picture_of_report_html_shows_todays_page():
+    picture = screenshot_report.DEFAULT_OUT
+    kept = screenshot_comment.sidecar(picture)
+    command = "python scripts/screenshot_report.py"
+    assert picture.is_file() and kept.is_file(), f"{picture.name}: none taken yet ({command})"
+    assert kept.read_text(encoding="ascii").strip() == screenshot_report.example_page_hash(), (
+        f"{picture.relative_to(ROOT)} shows an older report.html: {command}"
+    )
+
+
 def test_the_wall_time_alone_does_not_make_a_picture_stale():
     one = "**Usage:** ⏱️ 0.3 s · agent tokens 2,112 in"
     assert screenshot_comment.source_hash(one) == screenshot_comment.source_hash(
@@ -43,4 +55,14 @@ def test_the_wall_time_alone_does_not_make_a_picture_stale():
     )
     assert screenshot_comment.source_hash(one) != screenshot_comment.source_hash(
         one.replace("2,112", "2,113")
+    )
+
+
+def test_the_time_of_day_a_run_started_does_not_make_a_picture_stale():
+    row = "<td>2026-12-04 11:42 UTC</td><td>0.919</td>"
+    assert screenshot_comment.source_hash(row) == screenshot_comment.source_hash(
+        row.replace("11:42", "11:43")
+    )
+    assert screenshot_comment.source_hash(row) != screenshot_comment.source_hash(
+        row.replace("0.919", "0.918")
     )
