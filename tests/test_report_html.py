@@ -20,10 +20,12 @@ from report_diffs import REPO, mixed
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.record import MainRecord, Past
+from agent_eval_action.core import Purpose
 from agent_eval_action.report import chart, html
 from agent_eval_action.report.drilldown import FILTERS
 from agent_eval_action.report.model import Options
 from agent_eval_action.results import (
+    SUITE_ROUND,
     Content,
     FunctionCall,
     JudgeRecord,
@@ -31,6 +33,7 @@ from agent_eval_action.results import (
     JudgeVerdict,
     Results,
     Source,
+    purpose_fields,
 )
 
 T, R = "tool_trajectory_avg_score", "response_match_score"
@@ -222,6 +225,29 @@ def test_each_run_and_turn_side_by_side_with_scores():
     second = page[page.index("Run 2 ·") :]
     assert '<div class="differs"><h5>actual tool calls</h5>' in second
     assert "<pre>answer other</pre>" in second
+
+
+def test_each_run_says_why_it_ran_by_its_kind_never_calling_another_kind_a_confirmation():
+    """A suite round's run and a confirmation re-run in one case: each heading names its own
+    kind (they were all "confirmation re-run" once)."""
+    base = _at(results(case("c", {T: [1.0]})), 5, "1" * 40)
+    cur = case("c", {T: [0.0, 0.0, 0.0]}, ["x", "x", "x"])
+    kinds = [
+        Purpose("suite_round", f"{SUITE_ROUND}: trajectory p = 0.05"),
+        Purpose("confirmation", f"trajectory {T}: passed -> failed"),
+    ]
+    runs = [
+        cur.runs[0],
+        *(r.replace(**purpose_fields(k)) for r, k in zip(cur.runs[1:], kinds, strict=True)),
+    ]
+    current = _at(results(cur.replace(runs=runs), num_runs=1), 0, "2" * 40)
+    page = html.render(compare(current, base), current, baseline=base)
+    heads = re.findall(r'<details class="run">\s*<summary>(.*?)</summary>', page, re.S)
+    assert len(heads) == 3
+    assert "(" not in heads[0].split("·")[0]  # the suite's own run says nothing of why
+    assert heads[1].startswith(f"Run 2 (suite round: {SUITE_ROUND}: trajectory p = 0.05)")
+    assert heads[2].startswith(f"Run 3 (confirmation re-run: trajectory {T}: passed")
+    assert "confirmation" not in heads[1]
 
 
 def test_each_case_shows_its_history_on_main_oldest_first():

@@ -24,6 +24,8 @@ time in three, and a single run here would then be blamed for noise.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..core import CaseKey, Purpose, RunKind
 from ..results import (
     SAMPLING_RUN,
@@ -36,6 +38,7 @@ from ..results import (
     case_score,
     status_for,
 )
+from . import wording
 from .evidence import (
     NO_RUNS,
     MainRuns,
@@ -44,7 +47,7 @@ from .evidence import (
     same_runs,
     unchanged_p,
 )
-from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy
+from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy, Rule
 from .record import MainRecord
 
 EPSILON = 1e-9
@@ -132,12 +135,8 @@ def settle(
             and not _can_blame(regressed, current, main, family, confirm_runs)
         ):
             for m in regressed:
-                _noise(
-                    diff,
-                    m,
-                    f"{confirm_runs} re-runs could not tell it from noise, as "
-                    f"{_noise_record(m, main)}",
-                )
+                why = wording.untellable(m, _noise_record(m, main), allowed=confirm_runs)
+                _noise(diff, m, Rule.UNTELLABLE, why)
             diff.likely_noise = True
         return
     counts = {
@@ -147,63 +146,60 @@ def settle(
     runs = len(confirming)
     diff.confirmation = Confirmation(runs=runs, reproduced=max(counts.values()))
     for m in regressed:
-        why = evidence(m, current, main, family) if counts[m.metric] == runs else None
-        if why is not None:
+        blame = evidence(m, current, main, family) if counts[m.metric] == runs else None
+        if blame is not None:
             if m.pending is not None:  # one run looked like noise on main; the re-runs say not
                 m.change, m.pending = m.pending, None
-                m.reason = f"{_moved(m)}, though the case varies on main"
-            m.reason = f"{m.reason}; {why}"
+                m.reason = wording.though_varies(m)
+            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed(m, runs, blame.tally)
             continue
         left = (confirm_runs or 0) - runs
         if counts[m.metric] == runs and left > 0 and _can_blame([m], current, main, family, left):
             # every re-run so far showed it again, and the ones left may still blame it:
-            # undecided until they ran (to_confirm asks for them)
-            m.reason = f"{m.reason}; shown again in {runs}/{runs} re-runs so far"
+            # undecided until they ran (to_confirm asks for them); the rule stays
+            m.reason = wording.shown_so_far(m, runs)
             continue
-        _noise(
-            diff,
-            m,
-            f"not reproduced: {counts[m.metric]}/{runs} re-runs showed it again, likely noise"
-            if counts[m.metric] < runs
-            else f"shown again in {runs}/{runs} re-runs, but {_noise_record(m, main)}: not "
-            "enough to tell from noise",
-        )
+        if counts[m.metric] < runs:
+            why = wording.not_reproduced(m, counts[m.metric], runs)
+            _noise(diff, m, Rule.NOT_REPRODUCED, why)
+        else:
+            why = wording.untellable(m, _noise_record(m, main), shown=runs)
+            _noise(diff, m, Rule.UNTELLABLE, why)
     if any(m.change not in REGRESSIONS for m in regressed):
         diff.likely_noise = True
 
 
-def _noise(diff: CaseDiff, m: MetricDiff, why: str) -> None:
-    """A regression that noise explains: unchanged (or still failing), the case flaky."""
+def _noise(diff: CaseDiff, m: MetricDiff, rule: Rule, why: str) -> None:
+    """A regression that noise explains (`rule`): unchanged (or still failing), the case flaky."""
     m.pending = None
     both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
     m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
-    first = m.reason.removeprefix("within noise: ")
-    m.reason = f"{why} (the first run: {first})" if first else why
+    m.rule, m.reason = rule, why
     # not m.noisy: this metric was picked for having dropped, so its one run would bias
     # the suite test, which weighs noisy metrics drawn without looking at their change
     diff.flaky = True
 
 
-def evidence(m: MetricDiff, current: CaseResult, main: MainRuns, family: int) -> str | None:
+class Blame(NamedTuple):
+    """Why a regression every re-run showed again is real: the case changed what it does
+    (`tally` None), or it failed here more often than main's record makes likely: (failed
+    on main, runs on main, failed here, runs here, p)."""
+
+    tally: tuple[int, int, int, int, float] | None = None
+
+
+def evidence(m: MetricDiff, current: CaseResult, main: MainRuns, family: int) -> Blame | None:
     """Why a regression every re-run showed again is real, or None when noise could explain it:
-    - the case did the same thing in every run, on main and here, and here something new
-      ("confirmed in 3/3 re-runs");
+    - the case did the same thing in every run, on main and here, and here something new;
     - or it is a new failure that failed here more often than its record on main makes
       likely, by a margin that holds across the suite (`unchanged_p` at `blame_level`)."""
-    runs = len(confirming_runs(current))
     if changed_behaviour(current, main):
-        return f"confirmed in {runs}/{runs} re-runs"
+        return Blame()
     tally = _tally(m, current, main)
     if tally is None:
         return None
     p = unchanged_p(*tally)
-    if p > blame_level(family):
-        return None
-    main_failed, main_runs, failed, here = tally
-    return (
-        f"confirmed in {runs}/{runs} re-runs: failed {failed} of {here} runs here, "
-        f"{main_failed} of {main_runs} on main (p = {p:.2g})"
-    )
+    return None if p > blame_level(family) else Blame((*tally, p))
 
 
 def changed_behaviour(current: CaseResult, main: MainRuns) -> bool:
@@ -227,23 +223,13 @@ def _tally(m: MetricDiff, current: CaseResult, main: MainRuns) -> tuple[int, int
 
 
 def _noise_record(m: MetricDiff, main: MainRuns) -> str:
-    failed, runs = main.failures(m.metric)
-    if runs > 1:
-        return f"the case failed {failed} of {runs} runs on main and its runs vary"
-    return "its runs vary and main's history is too short to say how often it fails"
+    return wording.noise_record(*main.failures(m.metric))
 
 
 def _to_confirm(m: MetricDiff) -> bool:
     """A regression, or a flip or drop that looked like noise only because the case varies
     on main: re-runs decide both."""
     return m.change in REGRESSIONS or m.pending in REGRESSIONS
-
-
-def _moved(m: MetricDiff) -> str:
-    scores = f"{m.baseline_score or 0.0:.3f} -> {m.current_score or 0.0:.3f}"
-    return (
-        f"passed -> failed ({scores})" if m.pending == Change.NEW_FAILURE else f"dropped {scores}"
-    )
 
 
 def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: Policy) -> bool:
@@ -282,7 +268,7 @@ def to_confirm(
         if not _can_blame(regressed, cases[key], main, family, runs - (done.runs if done else 0)):
             continue
         what = "; ".join(
-            f"{m.axis} {m.metric}: {m.reason.split('; confirmed')[0]}" for m in regressed
+            f"{m.axis} {m.metric}: {wording.moved(m, m.pending or m.change)}" for m in regressed
         )
         wanted.append((key, Purpose("confirmation", what)))
     return wanted

@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
-from . import confirm, stats
+from . import confirm, stats, wording
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
 from .evidence import MainRuns, passes
 from .matching import Matching, by_id, match_cases
 from .model import (
+    NOISE_RULES,
     REGRESSIONS,
     Axis,
     BaselineInfo,
@@ -37,6 +38,7 @@ from .model import (
     MetricDiff,
     Pattern,
     Policy,
+    Rule,
     Sensitivity,
     SuiteTest,
 )
@@ -204,13 +206,21 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
     if change is None:
         change = Change.INCOMPLETE if case.status == Status.NOT_EVALUATED else Change.STILL_FAILING
     diff = _case_shell(case, change)
-    diff.metrics = tuple(_one_sided(name, m, Change.UNCHANGED) for name, m in case.metrics.items())
+    diff.metrics = tuple(
+        _one_sided(name, m, Change.UNCHANGED, rule=Rule.THRESHOLD)
+        for name, m in case.metrics.items()
+    )
     diff.divergence = first_failure(case, diff.metrics)
     return diff
 
 
 def _one_sided(
-    name: str, metric: MetricResult, change: Change, *, baseline: bool = False
+    name: str,
+    metric: MetricResult,
+    change: Change,
+    *,
+    baseline: bool = False,
+    rule: Rule = Rule.ONE_SIDED,
 ) -> MetricDiff:
     return MetricDiff(
         metric=name,
@@ -226,6 +236,7 @@ def _one_sided(
         noisy=False,
         p_value=None,
         change=change,
+        rule=rule,
         reason="",
     )
 
@@ -347,12 +358,12 @@ def _compare_metric(
         assert base is not None
         return _one_sided(name, base, Change.REMOVED, baseline=True)
     if base is None or base.score is None:
-        diff = _one_sided(name, cur, Change.UNCHANGED)
+        diff = _one_sided(name, cur, Change.UNCHANGED, rule=Rule.THRESHOLD)
         if base is not None:
             diff.baseline_status, diff.baseline_runs = base.status, base.runs
-        diff.change, diff.reason = _threshold_only(
-            cur, "new metric" if base is None else "no baseline score"
-        )
+        diff.change = _threshold_only(cur)
+        why = wording.NEW_METRIC if base is None else wording.NO_BASELINE_SCORE
+        diff.reason = wording.threshold(diff, why, cur.error)
         return diff
     noisy = behaviour_noisy or _scores_vary(base) or _scores_vary(cur)
     diff = MetricDiff(
@@ -369,25 +380,27 @@ def _compare_metric(
         noisy=noisy,
         p_value=None,
         change=Change.UNCHANGED,
+        rule=Rule.UNMOVED,
         reason="",
     )
     if cur.score is None:
-        diff.change, diff.reason = (
-            Change.INCOMPLETE,
-            f"could not be computed: {cur.error or 'no score'}",
-        )
+        diff.change, diff.rule = Change.INCOMPLETE, Rule.NOT_COMPUTED
+        diff.reason = wording.not_computed(cur.error)
         return diff
     drop, rise = _moved(diff, policy.min_delta[diff.axis])
     flip = base.status == Status.PASSED and cur.status == Status.FAILED
     fix = base.status == Status.FAILED and cur.status == Status.PASSED
     if not noisy and not known_flaky:
-        diff.change, diff.reason = _deterministic_change(diff, flip, fix, drop, rise)
+        diff.change, diff.rule = (
+            _deterministic_change(diff, flip, fix, drop, rise),
+            Rule.DETERMINISTIC,
+        )
+        diff.reason = wording.moved(diff, diff.change)
         return diff
     both_failed = base.status == cur.status == Status.FAILED
     if flip or drop or fix or rise:
-        diff.reason = "within noise: " + (
-            "flaky on main's history" if known_flaky and not noisy else "runs disagree"
-        )
+        diff.rule = Rule.WITHIN_NOISE
+        diff.reason = wording.within_noise(diff)
         if known_flaky and not noisy and (flip or drop):
             # one run against a case that varies on main: only re-runs can tell (confirm.py)
             diff.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
@@ -414,33 +427,26 @@ def _moved(diff: MetricDiff, min_delta: float) -> tuple[bool, bool]:
 
 def _deterministic_change(
     diff: MetricDiff, flip: bool, fix: bool, drop: bool, rise: bool
-) -> tuple[Change, str]:
-    scores = f"{diff.baseline_score:.3f} -> {diff.current_score:.3f}"
+) -> Change:
     if flip:
-        return Change.NEW_FAILURE, f"passed -> failed ({scores})"
+        return Change.NEW_FAILURE
     if drop:
-        return Change.REGRESSED, f"dropped {scores}"
+        return Change.REGRESSED
     if fix:
-        return Change.FIXED, f"failed -> passed ({scores})"
+        return Change.FIXED
     if rise:
-        return Change.IMPROVED, f"rose {scores}"
+        return Change.IMPROVED
     if diff.baseline_status == diff.current_status == Status.FAILED:
-        return Change.STILL_FAILING, f"failing on both sides ({scores})"
-    return Change.UNCHANGED, ""
+        return Change.STILL_FAILING
+    return Change.UNCHANGED
 
 
-def _threshold_only(metric: MetricResult, why: str) -> tuple[Change, str]:
+def _threshold_only(metric: MetricResult) -> Change:
     if metric.status == Status.FAILED:
-        return (
-            Change.NEW_FAILURE,
-            f"{why}, and it fails its threshold ({metric.score:.3f} < {metric.threshold:.3f})",
-        )
+        return Change.NEW_FAILURE
     if metric.status == Status.NOT_EVALUATED:
-        return (
-            Change.INCOMPLETE,
-            f"{why}, and it could not be computed: {metric.error or 'no score'}",
-        )
-    return Change.UNCHANGED, f"{why}; it passes its threshold"
+        return Change.INCOMPLETE
+    return Change.UNCHANGED
 
 
 def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
@@ -461,9 +467,8 @@ def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
             metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
         else:
             metric.change = Change.FIXED if fix else Change.IMPROVED
-        metric.reason = (
-            f"beyond noise (p = {metric.p_value:.4f}, false-discovery rate {policy.case_alpha})"
-        )
+        metric.rule = Rule.BEYOND_NOISE
+        metric.reason = wording.beyond_noise(metric.p_value or 0.0, policy.case_alpha)
 
 
 def _strongest(changes: Iterable[Change]) -> Change:
@@ -473,9 +478,7 @@ def _strongest(changes: Iterable[Change]) -> Change:
 
 def _summarise(diff: CaseDiff) -> None:
     """The case's change per axis and overall, and the two-axis pattern of a regression."""
-    diff.likely_noise = diff.likely_noise or any(
-        m.reason.startswith(("within noise", "not reproduced")) for m in diff.metrics
-    )
+    diff.likely_noise = diff.likely_noise or any(m.rule in NOISE_RULES for m in diff.metrics)
     # A change judged against noise makes the case flaky, whether its runs disagree or
     # main's history says so: `flaky` is the one source the reports read.
     diff.flaky = diff.flaky or diff.likely_noise

@@ -46,6 +46,26 @@ class Pattern(StrEnum):
     BOTH = "both"
 
 
+class Rule(StrEnum):
+    """The rule that decided a metric's change (docs/statistics.md): the decision as a value,
+    which the code reads; `MetricDiff.reason` is its wording, which only reports show."""
+
+    ONE_SIDED = "one_sided"  # the metric (or its case) is on one side only
+    THRESHOLD = "threshold"  # no baseline score: judged by its threshold alone
+    NOT_COMPUTED = "not_computed"  # the current score could not be computed
+    DETERMINISTIC = "deterministic"  # steady runs on both sides: a flip or a move counts
+    UNMOVED = "unmoved"  # the runs vary, but nothing moved by enough to count
+    WITHIN_NOISE = "within_noise"  # it moved, and varying runs (or main's history) explain it
+    BEYOND_NOISE = "beyond_noise"  # the per-case test with its false-discovery rate
+    CONFIRMED = "confirmed"  # every confirmation re-run showed it again, beyond noise
+    NOT_REPRODUCED = "not_reproduced"  # a re-run did not show it again
+    UNTELLABLE = "untellable"  # the re-runs (run or allowed) cannot tell it from noise
+
+
+# The rules that leave a flip or drop to noise: the case is likely noise, and flaky.
+NOISE_RULES = frozenset({Rule.WITHIN_NOISE, Rule.NOT_REPRODUCED, Rule.UNTELLABLE})
+
+
 class MetricDiff(Record, kw_only=True):
     metric: str
     axis: Axis
@@ -63,7 +83,9 @@ class MetricDiff(Record, kw_only=True):
     pending: Change | None = None
     p_value: float | None = None  # per-case test, when there were enough runs
     change: Change
-    reason: str = ""  # one line: why this change was decided
+    # what decided `change`; None only in Diffs written before rules were recorded
+    rule: Rule | None = None
+    reason: str = ""  # one line: why this change was decided, in words (reports only)
 
 
 class TurnDiff(Record, kw_only=True):

@@ -30,7 +30,7 @@ from ..results import (
     Status,
 )
 from . import escape
-from .labels import CHANGE_LABEL, case_class, decided_by, headline, number
+from .labels import CHANGE_LABEL, case_class, decided_by, headline, number, run_purpose
 from .links import commit_url, run_url, short_sha
 from .model import Options
 from .view import why
@@ -84,7 +84,7 @@ class Run:
     number: int
     error: str | None
     duration_s: float
-    confirms: str | None  # a confirmation re-run: the regression it re-ran
+    purpose: str | None  # why it ran, when not as one of the suite's own runs
     scores: tuple[tuple[str, float | None], ...]  # (metric, this run's case score)
     turns: tuple[Turn, ...]
 
@@ -319,7 +319,7 @@ def _run(result: CaseResult, index: int, run: RunRecord) -> Run:
     metrics = result.metrics.items()
     scores = tuple((name, m.runs[index] if index < len(m.runs) else None) for name, m in metrics)
     turns = tuple(_turn(result, index, run.run, t, inv) for t, inv in enumerate(run.turns()))
-    return Run(run.run, run.error, run.duration_s, run.confirms, scores, turns)
+    return Run(run.run, run.error, run.duration_s, run_purpose(run), scores, turns)
 
 
 def _turn(result: CaseResult, index: int, run: int, turn: int, inv: InvocationRecord) -> Turn:

@@ -12,8 +12,8 @@ from collections import Counter
 from datetime import timedelta
 
 from ..compare.model import CaseDiff, Change, Diff
-from ..core import CaseKey
-from ..results import Results, Status
+from ..core import CaseKey, RunKind
+from ..results import PAIRED_RUN, SAMPLING_RUN, Results, RunRecord, Status
 from .escape import Md
 
 CHANGE_LABEL = {
@@ -29,6 +29,25 @@ CHANGE_LABEL = {
     Change.REMOVED: "removed",
 }
 PATTERN_LABEL = {"lucky_answer": "lucky answer", "fumbled_summary": "fumbled summary"}
+# why a run beyond the suite's own ran (core.RunKind), as a run's heading says it
+RUN_KIND_LABEL: dict[RunKind, str] = {
+    "suite": "",
+    "confirmation": "confirmation re-run",
+    "suite_round": "suite round",
+    "sampling": SAMPLING_RUN,
+    "paired": PAIRED_RUN,
+}
+_NAMED_BY_WORDS: frozenset[RunKind] = frozenset({"sampling", "paired"})  # words begin so
+
+
+def run_purpose(run: RunRecord) -> str | None:
+    """Why the run ran, when not as one of the suite's own runs: its kind, and its words."""
+    kind, _ = run.purpose()
+    if kind == "suite":
+        return None
+    if not run.confirms:
+        return RUN_KIND_LABEL[kind]
+    return run.confirms if kind in _NAMED_BY_WORDS else f"{RUN_KIND_LABEL[kind]}: {run.confirms}"
 
 
 SCORE_FORMAT = "{:.3f}"  # every score and change of score the reports print

@@ -1,0 +1,102 @@
+"""The words of a metric's `reason`, built from its values: every phrase of it is here.
+
+The engine and the confirmation step decide with `MetricDiff.rule` (compare/model.py),
+never with these words; reports show them (tests/test_decision_rules.py replaces every
+phrase here with nonsense and gets the same decisions). Writers keep the same words across
+versions: an older version's comment job reads a newer version's Diff (docs/results.md).
+"""
+
+from __future__ import annotations
+
+from .model import Change, MetricDiff
+
+_MOVED = {
+    Change.NEW_FAILURE: "passed -> failed ({})",
+    Change.REGRESSED: "dropped {}",
+    Change.FIXED: "failed -> passed ({})",
+    Change.IMPROVED: "rose {}",
+    Change.STILL_FAILING: "failing on both sides ({})",
+}
+
+
+def moved(m: MetricDiff, change: Change) -> str:
+    """How the score moved, for a change decided on steady runs ("" when it did not)."""
+    words = _MOVED.get(change)
+    scores = f"{m.baseline_score or 0.0:.3f} -> {m.current_score or 0.0:.3f}"
+    return words.format(scores) if words else ""
+
+
+def threshold(m: MetricDiff, why: str, error: str | None) -> str:
+    """A metric with no baseline score (`why`: a new metric, or none on the baseline)."""
+    if m.change == Change.NEW_FAILURE:
+        return f"{why}, and it fails its threshold ({m.current_score:.3f} < {m.threshold:.3f})"
+    if m.change == Change.INCOMPLETE:
+        return f"{why}, and it could not be computed: {error or 'no score'}"
+    return f"{why}; it passes its threshold"
+
+
+NEW_METRIC = "new metric"
+NO_BASELINE_SCORE = "no baseline score"
+
+
+def not_computed(error: str | None) -> str:
+    return f"could not be computed: {error or 'no score'}"
+
+
+def within_noise(m: MetricDiff) -> str:
+    return f"within noise: {_noise_source(m)}"
+
+
+def _noise_source(m: MetricDiff) -> str:
+    """What explains a move as noise: this run's own varying runs, or main's history."""
+    return "runs disagree" if m.noisy else "flaky on main's history"
+
+
+def beyond_noise(p_value: float, alpha: float) -> str:
+    return f"beyond noise (p = {p_value:.4f}, false-discovery rate {alpha})"
+
+
+def though_varies(m: MetricDiff) -> str:
+    """A move first left to main's noise, then shown again by every re-run."""
+    return f"{moved(m, m.change)}, though the case varies on main"
+
+
+def confirmed(m: MetricDiff, runs: int, tally: tuple[int, int, int, int, float] | None) -> str:
+    """`tally`: (failed on main, runs on main, failed here, runs here, p), when a test on
+    how often it failed decided, not a change of behaviour."""
+    said = f"{m.reason}; confirmed in {runs}/{runs} re-runs"
+    if tally is None:
+        return said
+    main_failed, main_runs, failed, here, p = tally
+    return f"{said}: failed {failed} of {here} runs here, {main_failed} of {main_runs} on main (p = {p:.2g})"
+
+
+def shown_so_far(m: MetricDiff, runs: int) -> str:
+    return f"{m.reason}; shown again in {runs}/{runs} re-runs so far"
+
+
+def noise_record(failed: int, runs: int) -> str:
+    if runs > 1:
+        return f"the case failed {failed} of {runs} runs on main and its runs vary"
+    return "its runs vary and main's history is too short to say how often it fails"
+
+
+def not_reproduced(m: MetricDiff, shown: int, runs: int) -> str:
+    return _with_first(m, f"not reproduced: {shown}/{runs} re-runs showed it again, likely noise")
+
+
+def untellable(m: MetricDiff, record: str, *, shown: int | None = None, allowed: int = 0) -> str:
+    """Re-runs that cannot tell it from noise: `shown` of as many ran, or none ran since
+    no number of the `allowed` could have."""
+    why = (
+        f"{allowed} re-runs could not tell it from noise, as {record}"
+        if shown is None
+        else f"shown again in {shown}/{shown} re-runs, but {record}: not enough to tell from noise"
+    )
+    return _with_first(m, why)
+
+
+def _with_first(m: MetricDiff, why: str) -> str:
+    """`why`, with what the metric's first comparison said (its rule's words, before)."""
+    first = _noise_source(m) if m.rule == "within_noise" else m.reason
+    return f"{why} (the first run: {first})" if first else why

@@ -1,0 +1,123 @@
+"""A metric's change is decided by a rule, recorded as a value (`MetricDiff.rule`), and no
+decision reads the words of `reason`: every phrase of them (compare/wording.py) replaced by
+nonsense gives the same Diff but for those words, over a corpus that reaches every rule; and
+no code of the package parses a reason or a run's `confirms` (but where words are made)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from typing import Any
+
+import pytest
+from helpers.decision_corpus import compare_all, plain
+from helpers.paths import ROOT
+
+from agent_eval_action.compare import wording
+from agent_eval_action.compare.model import NOISE_RULES, Diff, Rule
+
+# words a decision reading prefixes would trip on, among plain nonsense
+TRAPS = ["within noise: ", "not reproduced: ", "confirmed in 1/1 re-runs", "beyond noise", ""]
+
+
+def _decisions(diff: Diff) -> Any:
+    """The Diff but for its words: every field but `reason` and the time it was made."""
+    return plain(diff, ("reason", "created_at"))
+
+
+def test_the_corpus_reaches_every_rule():
+    seen = {m.rule for diff in compare_all() for c in diff.cases for m in c.metrics}
+    assert seen == set(Rule)
+
+
+def test_scrambled_wording_changes_no_decision(monkeypatch: pytest.MonkeyPatch):
+    today = compare_all()
+    rng = random.Random(3)
+
+    def nonsense(*_: Any, **__: Any) -> str:
+        return rng.choice(TRAPS) + "".join(rng.choice("xyzq ;:") for _ in range(rng.randint(0, 12)))
+
+    phrases = [
+        n
+        for n, v in vars(wording).items()
+        if callable(v) and getattr(v, "__module__", "") == wording.__name__
+    ]
+    assert {"moved", "within_noise", "confirmed", "not_reproduced", "untellable"} <= set(phrases)
+    for name in phrases:
+        monkeypatch.setattr(wording, name, nonsense)
+    for name in ("NEW_METRIC", "NO_BASELINE_SCORE"):
+        monkeypatch.setattr(wording, name, nonsense())
+    scrambled = compare_all()
+    assert [m.reason for d in scrambled for c in d.cases for m in c.metrics] != [
+        m.reason for d in today for c in d.cases for m in c.metrics
+    ]
+    for one, two in zip(today, scrambled, strict=True):
+        a, b = _decisions(one), _decisions(two)
+        for key in a:
+            assert a[key] == b[key], key
+
+
+def test_a_case_is_likely_noise_when_and_only_when_a_rule_of_noise_decided_a_metric():
+    for diff in compare_all():
+        for c in diff.cases:
+            by_rule = any(m.rule in NOISE_RULES for m in c.metrics)
+            assert c.likely_noise == by_rule, (c.eval_id, [(m.rule, m.reason) for m in c.metrics])
+
+
+# --- no code parses the words ----------------------------------------------------------------
+
+PACKAGE = ROOT / "src" / "agent_eval_action"
+PARSED = {"reason", "confirms"}
+# where words are made, or read once at the edge (results.kind_of: Results before `kind`)
+EDGES = {"compare/wording.py", "results.py"}
+
+
+def parses(source: str) -> list[tuple[int, str]]:
+    """(line, what) of each place a `reason` or `confirms` attribute is taken apart or compared:
+    a method called on it, an index or slice of it, or an operand of a comparison."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        taken: ast.expr | None = None
+        if isinstance(node, ast.Attribute | ast.Subscript):
+            taken = node.value
+        elif isinstance(node, ast.Compare) and not all(
+            isinstance(op, ast.Is | ast.IsNot) for op in node.ops
+        ):
+            for operand in (node.left, *node.comparators):
+                if isinstance(operand, ast.Attribute) and operand.attr in PARSED:
+                    found.append((node.lineno, f"compares .{operand.attr}"))
+        if isinstance(taken, ast.Attribute) and taken.attr in PARSED:
+            found.append((node.lineno, f"takes .{taken.attr} apart"))
+    return found
+
+
+def test_no_decision_parses_a_reason_or_the_words_of_a_run():
+    where = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        if name in EDGES:
+            continue
+        where += [
+            f"{name}:{line}: {what}" for line, what in parses(path.read_text(encoding="utf-8"))
+        ]
+    assert not where, (
+        "decide with the values (MetricDiff.rule, RunRecord.purpose()):\n" + "\n".join(where)
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "noisy = m.reason.startswith('within noise')",
+        "first = m.reason.split('; ')[0]",
+        "x = run.confirms[:5]",
+        "same = m.reason == 'x'",
+        "kept = 'sampling' in run.confirms",
+    ],
+)
+def test_the_check_catches_each_way_of_parsing(source):
+    assert parses(source)
+
+
+def test_the_check_lets_words_be_shown():
+    assert not parses("line = f'{m.metric}: {m.reason}'\nshown = bool(m.reason)\nm.reason = 'x'")
