@@ -6,7 +6,9 @@ no code of the package parses a reason or a run's `confirms` (but where words ar
 from __future__ import annotations
 
 import ast
+import json
 import random
+import typing
 from typing import Any
 
 import pytest
@@ -21,13 +23,18 @@ TRAPS = ["within noise: ", "not reproduced: ", "confirmed in 1/1 re-runs", "beyo
 
 
 def _decisions(diff: Diff) -> Any:
-    """The Diff but for its words: every field but `reason` and the time it was made."""
-    return plain(diff, ("reason", "created_at"))
+    """The Diff but for its words: every field but `reason`, `notes` and the time it was made."""
+    return plain(diff, ("reason", "notes", "created_at"))
 
 
-def test_the_corpus_reaches_every_rule():
-    seen = {m.rule for diff in compare_all() for c in diff.cases for m in c.metrics}
+def test_the_corpus_reaches_every_rule_and_case_fact():
+    diffs = compare_all()
+    seen = {m.rule for diff in diffs for c in diff.cases for m in c.metrics}
     assert seen == set(Rule)
+    cases = [c for diff in diffs for c in diff.cases]
+    assert {c.errored_side for c in cases} == {None, "current", "baseline"}
+    assert any(c.expectation_changed for c in cases) and any(c.no_longer_scored for c in cases)
+    assert any(c.renamed_from for c in cases)
 
 
 def test_scrambled_wording_changes_no_decision(monkeypatch: pytest.MonkeyPatch):
@@ -44,7 +51,8 @@ def test_scrambled_wording_changes_no_decision(monkeypatch: pytest.MonkeyPatch):
     ]
     assert {"moved", "within_noise", "confirmed", "not_reproduced", "untellable"} <= set(phrases)
     for name in phrases:
-        monkeypatch.setattr(wording, name, nonsense)
+        many = typing.get_type_hints(getattr(wording, name)).get("return") is not str
+        monkeypatch.setattr(wording, name, (lambda *a, **k: (nonsense(),)) if many else nonsense)
     for name in ("NEW_METRIC", "NO_BASELINE_SCORE"):
         monkeypatch.setattr(wording, name, nonsense())
     scrambled = compare_all()
@@ -57,6 +65,19 @@ def test_scrambled_wording_changes_no_decision(monkeypatch: pytest.MonkeyPatch):
             assert a[key] == b[key], key
 
 
+def test_a_diff_written_before_the_case_facts_reads_them_from_its_notes():
+    facts = ("errored_side", "error", "expectation_changed", "no_longer_scored")
+    for diff in compare_all():
+        data = json.loads(diff.dump_json())
+        for c in data["cases"]:
+            for name in facts:
+                c.pop(name, None)  # as a version before them wrote it
+        old = Diff.from_json(json.dumps(data))
+        for then, now in zip(old.cases, diff.cases, strict=True):
+            assert [getattr(then, f) for f in facts] == [getattr(now, f) for f in facts]
+            assert then.notes == now.notes
+
+
 def test_a_case_is_likely_noise_when_and_only_when_a_rule_of_noise_decided_a_metric():
     for diff in compare_all():
         for c in diff.cases:
@@ -67,18 +88,22 @@ def test_a_case_is_likely_noise_when_and_only_when_a_rule_of_noise_decided_a_met
 # --- no code parses the words ----------------------------------------------------------------
 
 PACKAGE = ROOT / "src" / "agent_eval_action"
-PARSED = {"reason", "confirms"}
+PARSED = {"reason", "confirms", "notes"}
+ADDING = {"append", "extend", "insert"}  # what writes a list of notes
 # where words are made, or read once at the edge (results.kind_of: Results before `kind`)
 EDGES = {"compare/wording.py", "results.py"}
 
 
 def parses(source: str) -> list[tuple[int, str]]:
-    """(line, what) of each place a `reason` or `confirms` attribute is taken apart or compared:
-    a method called on it, an index or slice of it, or an operand of a comparison."""
+    """(line, what) of each place a `reason`, `confirms` or `notes` attribute is taken apart or
+    compared: a method called on it (but adding to a list), an index or slice of it, or an
+    operand of a comparison (but `is`)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         taken: ast.expr | None = None
-        if isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Subscript) or (
+            isinstance(node, ast.Attribute) and node.attr not in ADDING
+        ):
             taken = node.value
         elif isinstance(node, ast.Compare) and not all(
             isinstance(op, ast.Is | ast.IsNot) for op in node.ops
@@ -113,6 +138,8 @@ def test_no_decision_parses_a_reason_or_the_words_of_a_run():
         "x = run.confirms[:5]",
         "same = m.reason == 'x'",
         "kept = 'sampling' in run.confirms",
+        "first = diff.notes[0]",
+        "said = any(n for n in case.notes.copy())",
     ],
 )
 def test_the_check_catches_each_way_of_parsing(source):
@@ -120,4 +147,5 @@ def test_the_check_catches_each_way_of_parsing(source):
 
 
 def test_the_check_lets_words_be_shown():
-    assert not parses("line = f'{m.metric}: {m.reason}'\nshown = bool(m.reason)\nm.reason = 'x'")
+    shown = "line = f'{m.metric}: {m.reason}'\nshown = bool(m.reason)\nm.reason = 'x'"
+    assert not parses(shown + "\nverdict.notes.append('x')\nlisted = list(diff.notes)")

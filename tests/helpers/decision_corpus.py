@@ -1,7 +1,8 @@
-"""A corpus of comparisons that reaches every rule of compare/model.py `Rule`: random
-suites (steady and varying runs, one to five a side, cases on one side only, scores not
-computed, new metrics, confirmation re-runs, main's flaky cases, no baseline) and a case
-the per-case test decides. It imports only what every version since run kinds has, so
+"""A corpus of comparisons that reaches every rule of compare/model.py `Rule` and every
+fact of a CaseDiff: random suites (steady and varying runs, one to five a side, scores not
+computed, metrics and cases on one side, errored runs, edited expectations, confirmation
+re-runs, main's flaky cases, no baseline), a case the per-case test decides and a renamed
+case. It imports only what every version since run kinds has, so
 tests/test_legacy_oracle.py builds it under a frozen engine too."""
 
 from __future__ import annotations
@@ -34,11 +35,17 @@ def _suite(rng: random.Random, side: str) -> list[CaseResult]:
         }
         if rng.random() < 0.05:
             scores[R][-1] = None  # not computed
-        if side == "current" and rng.random() < 0.05:
-            scores["new_metric"] = [rng.choice(SCORES)] * runs
+        if rng.random() < 0.05:  # scored on one side only
+            scores["new_metric" if side == "current" else "old_metric"] = [
+                rng.choice(SCORES)
+            ] * runs
         steady = rng.random() < 0.6
         behaviour = ["a"] * runs if steady else [rng.choice("ab") for _ in range(runs)]
-        cases.append(case(f"c{i}", scores, behaviour, line=i + 1))
+        crashed = (runs,) if rng.random() < 0.05 else ()
+        content = f"sha-{i}" if rng.random() < 0.9 else f"sha-{i}-{side}"  # expectation edited
+        cases.append(
+            case(f"c{i}", scores, behaviour, line=i + 1, errored_runs=crashed, case_sha256=content)
+        )
     return cases
 
 
@@ -79,7 +86,14 @@ def _beyond_noise() -> tuple[Results, Results | None, dict[str, Any]]:
     return results(after, sha="pr"), results(before, sha="main"), {}
 
 
-CORPUS = [_beyond_noise(), *(_pair(seed) for seed in range(400))]
+def _renamed() -> tuple[Results, Results | None, dict[str, Any]]:
+    """A case whose id changed, its content not: compared with its old self."""
+    before = case("old", {T: [1.0]}, case_sha256="same")
+    after = case("new", {T: [0.0]}, case_sha256="same")
+    return results(after, sha="pr"), results(before, sha="main"), {}
+
+
+CORPUS = [_beyond_noise(), _renamed(), *(_pair(seed) for seed in range(400))]
 
 
 def compare_all() -> list[Diff]:

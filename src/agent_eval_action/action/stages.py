@@ -218,7 +218,8 @@ def compare_and_publish(
             )
     why = "; ".join(diff.verdict.reasons) or "nothing regressed"
     print(f"verdict: {'pass' if diff.verdict.passed else 'fail'} ({why})")
-    for note in (n for n in diff.verdict.notes if n not in ctx.notes):  # said already
+    said = set(ctx.notes)  # this run's own notes, warned of already
+    for note in (n for n in diff.verdict.notes if n not in said):
         outputs.command("warning", note.removeprefix("⚠️ "))
     values = output_values(
         diff,

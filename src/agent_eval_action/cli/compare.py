@@ -41,6 +41,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..compare import load_results
     from ..errors import InputError
     from ..pipeline.gate import gate, read_baseline, verdict_code
+    from ..report.labels import no_baseline_notes
     from .output import Printed, report, write_html
 
     if args.out is not None and args.report is not None:
@@ -52,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     current = load_results(args.current)
     diff = gate(current, baseline, options)
     if diff.baseline is None:
-        print(f"warning: {diff.notes[0] if diff.notes else 'No baseline.'}", file=sys.stderr)
+        print(f"warning: {' '.join(no_baseline_notes(diff)) or 'No baseline.'}", file=sys.stderr)
     with Printed(args.report or args.out) as out:
         if args.format == "json":
             out.record(diff)

@@ -262,10 +262,7 @@ def _compare_cases(
             diffs.append(_compare_case(base, own, policy, base.key in known_flaky))
             if base.key != key:
                 diffs[-1].renamed_from = _case_ref(base)
-                diffs[-1].notes += (
-                    f"renamed: {base.eval_set_id} / {base.eval_id} on the baseline "
-                    "(the same content), compared with that",
-                )
+                diffs[-1].notes = wording.case_notes(diffs[-1])
             pairs.append((diffs[-1], base, case))
         else:
             diff = _case_shell(case, Change.ADDED)
@@ -316,18 +313,12 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
         for name in dict.fromkeys([*cur.metrics, *base.metrics])
     )
     if Status.ERRORED in (base.status, cur.status):
-        side = "current" if cur.status == Status.ERRORED else "baseline"
         diff.change = Change.ERRORED
-        diff.notes += (
-            f"errored on the {side} side: {(cur if side == 'current' else base).note or 'a run failed'}",
-        )
-    if not _same_content(base, cur):
-        diff.notes += (
-            "expectation changed: the eval file's expected turns for this case differ from the baseline's",
-        )
-    removed = [m.metric for m in diff.metrics if m.change == Change.REMOVED]
-    if removed:
-        diff.notes += (f"no longer scored: {', '.join(removed)}",)
+        diff.errored_side = "current" if cur.status == Status.ERRORED else "baseline"
+        diff.error = (cur if diff.errored_side == "current" else base).note or "a run failed"
+    diff.expectation_changed = not _same_content(base, cur)
+    diff.no_longer_scored = tuple(m.metric for m in diff.metrics if m.change == Change.REMOVED)
+    diff.notes = wording.case_notes(diff)
     diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
     return diff
 

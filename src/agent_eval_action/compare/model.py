@@ -142,11 +142,41 @@ class CaseDiff(Record, kw_only=True):
     # no container the garbage collector scans but `axes`
     metrics: tuple[MetricDiff, ...] = ()
     divergence: TurnDiff | None = None
+    # the facts below in words, for versions before the facts (an older comment job reads
+    # a newer Diff): written, never read back but by `__post_init__` for such old Diffs
     notes: tuple[str, ...] = ()
     confirmation: Confirmation | None = None
     # the same case (the same content, case_sha256) under another id on the baseline:
     # compared with that, never counted as removed and added
     renamed_from: CaseRef | None = None
+    # the side whose run errored (the current one when both did), and why, as its case says
+    errored_side: Side | None = None
+    error: str | None = None
+    expectation_changed: bool = False  # its eval file's expected turns differ from the baseline's
+    no_longer_scored: tuple[str, ...] = ()  # metrics the baseline scored and this run does not
+
+    def __post_init__(self) -> None:
+        if self.notes and self.errored_side is None and not self.expectation_changed:
+            legacy_facts(self)
+
+
+Side = Literal["current", "baseline"]
+# how a version before the facts worded them in `notes` (compare/engine.py wrote them)
+ERRORED_ON = "errored on the {} side: "
+EXPECTATION_CHANGED = "expectation changed"
+NO_LONGER_SCORED = "no longer scored: "
+
+
+def legacy_facts(case: CaseDiff) -> None:
+    """The facts of a CaseDiff written before they were fields, read once from its notes."""
+    for note in case.notes:
+        for side in ("current", "baseline"):
+            if note.startswith(ERRORED_ON.format(side)) and case.errored_side is None:
+                case.errored_side, case.error = side, note.removeprefix(ERRORED_ON.format(side))
+        if note.startswith(EXPECTATION_CHANGED):
+            case.expectation_changed = True
+        if note.startswith(NO_LONGER_SCORED):
+            case.no_longer_scored = tuple(note.removeprefix(NO_LONGER_SCORED).split(", "))
 
 
 class SuiteTest(Record, kw_only=True):

@@ -8,7 +8,14 @@ versions: an older version's comment job reads a newer version's Diff (docs/resu
 
 from __future__ import annotations
 
-from .model import Change, MetricDiff
+from .model import (
+    ERRORED_ON,
+    EXPECTATION_CHANGED,
+    NO_LONGER_SCORED,
+    CaseDiff,
+    Change,
+    MetricDiff,
+)
 
 _MOVED = {
     Change.NEW_FAILURE: "passed -> failed ({})",
@@ -100,3 +107,26 @@ def _with_first(m: MetricDiff, why: str) -> str:
     """`why`, with what the metric's first comparison said (its rule's words, before)."""
     first = _noise_source(m) if m.rule == "within_noise" else m.reason
     return f"{why} (the first run: {first})" if first else why
+
+
+def case_notes(case: CaseDiff, *, renamed: bool = True) -> tuple[str, ...]:
+    """A case's facts in the words of `CaseDiff.notes` (as versions before the facts read
+    them, and as the reports say them; `renamed=False`: not its renaming, which a report's
+    label for the case says)."""
+    notes = []
+    if case.errored_side is not None:
+        notes.append(ERRORED_ON.format(case.errored_side) + (case.error or ""))
+    if case.expectation_changed:
+        notes.append(
+            f"{EXPECTATION_CHANGED}: the eval file's expected turns for this case differ from "
+            "the baseline's"
+        )
+    if case.no_longer_scored:
+        notes.append(NO_LONGER_SCORED + ", ".join(case.no_longer_scored))
+    if renamed and case.renamed_from is not None:
+        old = case.renamed_from
+        notes.append(
+            f"renamed: {old.eval_set_id} / {old.eval_id} on the baseline (the same content), "
+            "compared with that"
+        )
+    return tuple(notes)

@@ -15,10 +15,10 @@ from .efficiency import diff_lines
 from .labels import (
     case_class,
     case_notes,
+    comparability_notes,
     decided_by,
     fell_back,
     headline_parts,
-    is_no_baseline,
     notes_at_top,
     number,
     plural,
@@ -108,7 +108,7 @@ def table(diff: Diff, current: Results | None = None, *, html: str | None = None
         )
     if efficiency := diff_lines(diff):
         lines += ["", *efficiency]
-    comparability = [n for n in diff.notes if not is_no_baseline(n)]
+    comparability = comparability_notes(diff)
     if comparability:
         lines += ["", "comparability:", *(f"  {n}" for n in comparability)]
     if explained := why_lines(diff, html=html):

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from datetime import timedelta
 
+from ..compare import wording
 from ..compare.model import CaseDiff, Change, Diff
 from ..core import CaseKey, RunKind
 from ..results import PAIRED_RUN, SAMPLING_RUN, Results, RunRecord, Status
@@ -123,7 +124,6 @@ def plural(count: int, one: str, many: str | None = None) -> str:
 
 # ---- errors: what a crashed case says, short enough for a headline ------------------------
 
-_CURRENT_ERROR = "errored on the current side: "  # compare/engine.py's case note
 _RUN_PREFIX = re.compile(r"^run \d+: ")
 _NEXT_RUN = re.compile(r"; (?=run \d+: )")
 _EXCEPTION = re.compile(r"^([A-Z][\w.]*)(?=: | \(|$)")  # `Type: message (file.py:LINE)`
@@ -137,9 +137,8 @@ def case_error(case: CaseDiff, current: Results | None = None) -> str | None:
     baseline). None when it did not error here, or nothing says why."""
     if case.current_status != Status.ERRORED:
         return None
-    for note in case.notes:
-        if note.startswith(_CURRENT_ERROR):
-            return note.removeprefix(_CURRENT_ERROR)
+    if case.errored_side == "current":
+        return case.error
     if current is not None:
         key = CaseKey(case.eval_set_id, case.eval_id)
         found = next((c for c in current.cases if c.key == key), None)
@@ -152,8 +151,7 @@ def case_notes(case: CaseDiff, current: Results | None = None) -> list[str]:
     """The case's notes as the reports list them: the error it stopped on first (from the
     current Results when the Diff does not hold it: an added case, no baseline), and not
     its renaming, which its label says."""
-    renamed = case.renamed_from is not None
-    notes = [n for n in case.notes if not (renamed and n.startswith("renamed: "))]
+    notes = list(wording.case_notes(case, renamed=False))
     error = case_error(case, current)
     if error is not None and not any(error in n for n in notes):
         notes.insert(0, f"errored: {error}")
@@ -266,12 +264,18 @@ def notes_at_top(diff: Diff) -> list[str]:
     """What the top of every report says beside the verdict: why there is no baseline,
     then the verdict's notes (removed and not-run cases, another agent or policy, no case
     in common, the pull request of a merge group that accepted it)."""
-    missing = [n for n in diff.notes if is_no_baseline(n)]
-    return [*missing, *diff.verdict.notes]
+    return [*no_baseline_notes(diff), *diff.verdict.notes]
 
 
-def is_no_baseline(note: str) -> bool:
-    return note.startswith("No baseline")
+def no_baseline_notes(diff: Diff) -> list[str]:
+    """Why there is no baseline: the Diff's notes when it has none (they say only that)."""
+    return list(diff.notes) if diff.baseline is None else []
+
+
+def comparability_notes(diff: Diff) -> list[str]:
+    """What differs between the two sides besides the agent: the Diff's notes when it has
+    a baseline."""
+    return [] if diff.baseline is None else list(diff.notes)
 
 
 def age(delta: timedelta, than: str = "this run") -> str:

@@ -36,11 +36,11 @@ from .labels import (
     age,
     case_class,
     case_notes,
+    comparability_notes,
     confirmed,
     decided_by,
     fell_back,
     headline,
-    is_no_baseline,
     notes_at_top,
     plural,
 )
@@ -468,7 +468,7 @@ class Notes:
 
 
 def notes(report: Report, detail: Detail) -> Notes:
-    notes = [n for n in report.diff.notes if not is_no_baseline(n)]
+    notes = comparability_notes(report.diff)
     return Notes(Listing.of(NOTES, notes, detail))
 
 
