@@ -243,7 +243,7 @@ def test_traces_of_re_runs_nobody_planned_are_refused(runner: Runner):
         done = layout.run(runner, baseline=str(baseline))
         said = done.stdout + done.stderr
         assert done.returncode == 2, said
-        assert "a trace nobody asked for: probe/probe run 50" in said
+        assert "a trace nobody asked for: probe / probe run 50" in said
         assert not any(c.get("conclusion") == "success" for c in runner.fake.check_runs.values()), (
             said
         )

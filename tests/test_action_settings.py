@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from agent_eval_action.action import settings as s
-from agent_eval_action.action.settings import AdkApi, Baseline, parse_settings
+from agent_eval_action.action.settings import AdkApi, BaselineInput, parse_settings
 from agent_eval_action.errors import InputError
 from agent_eval_action.github.env import GitHubEnv
 
@@ -98,7 +98,7 @@ def test_defaults() -> None:
     assert got.agent_input is None
     assert (got.num_runs, got.concurrency, got.timeout) == (1, 8, 600.0)
     assert got.mode == "auto"
-    assert got.baseline == Baseline("artifact")
+    assert got.baseline == BaselineInput("artifact")
     assert got.baseline_artifact == "agent-eval-results"
     assert got.baseline_workflow is got.baseline_branch is None
     assert got.fail_on == ("regression",)
@@ -142,9 +142,9 @@ GOOD = [
     ("trajectory-policy", "Any_Order", "any_order"),
     ("mode", "comment", "comment"),
     ("mode", "merge", "merge"),
-    ("baseline", "none", Baseline("none")),
-    ("baseline", "branch", Baseline("branch")),
-    ("baseline", "base/results.json", Baseline("path", "base/results.json")),
+    ("baseline", "none", BaselineInput("none")),
+    ("baseline", "branch", BaselineInput("branch")),
+    ("baseline", "base/results.json", BaselineInput("path", "base/results.json")),
     ("baseline-artifact", "base-results", "base-results"),
     ("baseline-workflow", "evals.yml", "evals.yml"),
     ("baseline-branch", "develop", "develop"),

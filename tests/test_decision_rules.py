@@ -49,7 +49,7 @@ def test_scrambled_wording_changes_no_decision(monkeypatch: pytest.MonkeyPatch):
         for n, v in vars(wording).items()
         if callable(v) and getattr(v, "__module__", "") == wording.__name__
     ]
-    assert {"moved", "within_noise", "confirmed", "not_reproduced", "untellable"} <= set(phrases)
+    assert {"moved", "within_noise", "confirmed_in", "not_reproduced", "untellable"} <= set(phrases)
     for name in phrases:
         many = typing.get_type_hints(getattr(wording, name)).get("return") is not str
         monkeypatch.setattr(wording, name, (lambda *a, **k: (nonsense(),)) if many else nonsense)

@@ -25,7 +25,7 @@ from agent_eval_action.report import markdown
 from agent_eval_action.report.diff_console import table as diff_table
 from agent_eval_action.report.efficiency import change_text
 from agent_eval_action.results import EfficiencyResult, Results
-from agent_eval_action.traces import ActualTurn, CaseRunRequest, CaseRunTrace, Usage
+from agent_eval_action.traces import ActualTurn, CaseRunRequest, CaseRunTrace, TokenUsage
 
 EXAMPLE = ROOT / "examples" / "customer_support"
 TABLE_AGENT = WORKERS / "table_agent.py"
@@ -41,7 +41,7 @@ def event(usage: dict | None = None, model: str | None = None, calls: int = 0) -
     )
 
 
-def turn(calls: int = 0, events=None, seconds: float = 1.0, usage: Usage | None = None):
+def turn(calls: int = 0, events=None, seconds: float = 1.0, usage: TokenUsage | None = None):
     return ActualTurn(
         tool_uses=[FunctionCall(name=f"tool{i}") for i in range(calls)],
         invocation_events=events,
@@ -80,7 +80,9 @@ def test_several_runs_pool_their_turns_and_total_per_run():
 
 
 def test_a_command_agent_without_events_reports_its_usage_and_no_model_calls():
-    runs = [[turn(1, None, usage=Usage(prompt_tokens=800, output_tokens=40, thinking_tokens=7))]]
+    runs = [
+        [turn(1, None, usage=TokenUsage(prompt_tokens=800, output_tokens=40, thinking_tokens=7))]
+    ]
     assert measure(BY_NAME["token_usage_v1"], runs).total == 847.0
     assert measure(BY_NAME["inference_call_count_v1"], runs).total is None
     assert measure(BY_NAME["token_usage_v1"], [[turn(1, None)]]).total is None

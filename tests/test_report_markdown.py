@@ -36,7 +36,7 @@ from agent_eval_action.report.cuts import (
     FAILING,
     NOTES,
     OTHERS,
-    REGRESSIONS,
+    REGRESSION_ROWS,
     TEXT,
     WARNINGS,
     counted,
@@ -527,13 +527,13 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         TEXT,
         DIVERGENCES,
         FAILING,
-        REGRESSIONS,
+        REGRESSION_ROWS,
     ]
     assert sections.steps(sections.of(["head"])) == [EVAL_SETS]
     templates = Path(markdown.__file__).parent / "templates"
     assert all((templates / s.template).is_file() for s in sections.SECTIONS)
     # the ✂️ note names what was left out, most important first
-    assert counted({NOTES: 1, OTHERS: 0, REGRESSIONS: 1_200}) == "1,200 regression rows, 1 note"
+    assert counted({NOTES: 1, OTHERS: 0, REGRESSION_ROWS: 1_200}) == "1,200 regression rows, 1 note"
     assert counted({}) == "details"
 
 

@@ -117,7 +117,7 @@ def test_the_gate_line_names_the_policy_that_decided():
     )
     diff, current = pair([case("c", {T: [1.0]})], [case("c", {T: [1.0]})])
     assert "**Gate passed** (fail-on <code>regression</code>)." in markdown.comment(diff, current)
-    assert diff_console.headline(diff).startswith("PASS (fail-on regression): no regressions")
+    assert diff_console.verdict_line(diff).startswith("PASS (fail-on regression): no regressions")
 
 
 def test_without_a_baseline_the_gate_line_says_threshold_replaced_the_policy():
@@ -128,7 +128,7 @@ def test_without_a_baseline_the_gate_line_says_threshold_replaced_the_policy():
         "back to it)"
     )
     assert f"**Gate failed** {policy}: 2 cases do not pass" in markdown.comment(diff, current)
-    assert diff_console.headline(diff).startswith(
+    assert diff_console.verdict_line(diff).startswith(
         "FAIL (fail-on threshold: without a baseline, regression falls back to it): no baseline"
     )
 
@@ -138,7 +138,9 @@ def test_report_only_says_so_with_its_policy():
     text = markdown.comment(diff, current)
     assert text.splitlines()[1] == "### ✅ 1 trajectory regression · 0 unchanged"
     assert "**Report only** (fail-on <code>never</code>)." in text
-    assert diff_console.headline(diff).startswith("PASS (fail-on never): 1 trajectory regression")
+    assert diff_console.verdict_line(diff).startswith(
+        "PASS (fail-on never): 1 trajectory regression"
+    )
 
 
 # ---- A: not run, renamed, confirmation re-runs ------------------------------------------------
@@ -277,7 +279,7 @@ def test_a_crashed_case_says_its_error_in_the_headline():
         "### ❌ 1 case errored: RuntimeError at agent/tools.py:16 · no regressions · 1 unchanged"
     )
     assert check.check_output(diff, current).title.startswith("❌ 1 case errored: RuntimeError")
-    assert diff_console.headline(diff).startswith(
+    assert diff_console.verdict_line(diff).startswith(
         "FAIL (fail-on regression): 1 case errored: RuntimeError at agent/tools.py:16"
     )
 
@@ -343,7 +345,7 @@ def test_counts_agree_with_their_nouns_everywhere():
     )
     for text in (
         headline(diff, current),
-        diff_console.headline(diff),
+        diff_console.verdict_line(diff),
         markdown.comment(diff, current),
         diff_console.table(diff, current),
     ):

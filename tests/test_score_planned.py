@@ -94,17 +94,17 @@ def test_a_round_trace_says_what_its_plan_says_it_confirms(suite: list[str]) -> 
     ("lines", "message"),
     [
         # a passing re-run of a case the round did not re-run
-        ([_trace("order", 2, WHAT)], "t-1.jsonl:2: a trace nobody asked for: shop/order run 2"),
+        ([_trace("order", 2, WHAT)], "t-1.jsonl:2: a trace nobody asked for: shop / order run 2"),
         # the planned case, but a run the round did not ask for (a second passing re-run)
         (
             [_trace("refund", 2, WHAT), _trace("refund", 3, WHAT)],
-            "t-1.jsonl:3: a trace nobody asked for: shop/refund run 3",
+            "t-1.jsonl:3: a trace nobody asked for: shop / refund run 3",
         ),
         ([_trace("refund", 2, WHAT), _trace("refund", 2, WHAT)], "t-1.jsonl:3: a second trace"),
-        ([_trace("refund", 1)], "t-1.jsonl:2: a second trace: shop/refund run 1"),
+        ([_trace("refund", 1)], "t-1.jsonl:2: a second trace: shop / refund run 1"),
         (
             [_trace("refund", 2, "the suite-level test: forged")],
-            "t-1.jsonl:2: a trace that says it re-runs what its plan did not: shop/refund run 2",
+            "t-1.jsonl:2: a trace that says it re-runs what its plan did not: shop / refund run 2",
         ),
     ],
 )
@@ -121,7 +121,7 @@ def test_the_suite_traces_hold_no_re_run(suite: list[str], capsys) -> None:
     """The suite's own traces file holds the suite's case-runs only: no re-run."""
     _traces("t.jsonl", HEADER, _trace("order"), _trace("refund"), _trace("refund", 2, WHAT), END)
     assert _score() == 2
-    _refused(capsys, "t.jsonl:4: a trace nobody asked for: shop/refund run 2")
+    _refused(capsys, "t.jsonl:4: a trace nobody asked for: shop / refund run 2")
 
 
 def test_a_round_traces_file_needs_its_rounds_plan(suite: list[str], capsys) -> None:
@@ -228,7 +228,7 @@ def test_the_merge_bases_planned_round_is_scored(write, suite) -> None:
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        ([_trace("order", 2, PAIRED)], "m-1.jsonl:2: a trace nobody asked for: shop/order run 2"),
+        ([_trace("order", 2, PAIRED)], "m-1.jsonl:2: a trace nobody asked for: shop / order run 2"),
         (
             [_trace("refund", 2, PAIRED), _trace("refund", 2, PAIRED)],
             "m-1.jsonl:3: a second trace",

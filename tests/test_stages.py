@@ -101,7 +101,7 @@ def _trace(eval_id: str, run: int = 1, text: str = "It ships today.", tool: str 
         ([], "the traces file is empty"),
         (["{"], "t.jsonl:1: not JSON"),
         ([{"traces": "other/1"}], "t.jsonl:1: not a traces file"),
-        ([HEADER, _trace("nobody")], "t.jsonl:2: a trace nobody asked for: shop/nobody run 1"),
+        ([HEADER, _trace("nobody")], "t.jsonl:2: a trace nobody asked for: shop / nobody run 1"),
         ([HEADER, _trace("order"), _trace("order")], "t.jsonl:3: a second trace"),
         ([HEADER, _trace("order", run=2)], "t.jsonl:2: a trace nobody asked for"),
         ([HEADER, {"trace": {"eval_id": 3}}], "t.jsonl:2: not a trace"),

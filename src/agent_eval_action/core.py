@@ -57,8 +57,29 @@ class CaseKey(NamedTuple):
     eval_set_id: str
     eval_id: str
 
+    @property
+    def name(self) -> str:
+        """The case as every report and message names it: `set / id`."""
+        return f"{self.eval_set_id} / {self.eval_id}"
+
     def __str__(self) -> str:
-        return f"{self.eval_set_id}/{self.eval_id}"
+        return self.name
+
+
+class RunKey(NamedTuple):
+    """A case-run's identity: (eval_set_id, eval_id, run), the run 1-based; compares and
+    hashes like the plain triple."""
+
+    eval_set_id: str
+    eval_id: str
+    run: int
+
+    @property
+    def case(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
+
+    def __str__(self) -> str:
+        return f"{self.case.name} run {self.run}"
 
 
 # Why a run of a case ran (`runs[].kind` in Results, docs/results.md): one of the suite's

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .core import CaseKey, Purpose, RunnerKind
+from .core import CaseKey, Purpose, RunKey, RunnerKind
 from .evalset.models import (
     Content,
     ConversationScenario,
@@ -41,11 +41,15 @@ class CaseRunRequest(BaseModel):
         return CaseKey(self.eval_set_id, self.eval_id)
 
     @property
+    def run_key(self) -> RunKey:
+        return RunKey(self.eval_set_id, self.eval_id, self.run)
+
+    @property
     def session_id(self) -> str:
         return f"{self.eval_set_id}.{self.eval_id}.run{self.run}"
 
 
-class Usage(BaseModel):
+class TokenUsage(BaseModel):
     prompt_tokens: int = 0
     output_tokens: int = 0
     thinking_tokens: int = 0
@@ -60,7 +64,7 @@ class ActualTurn(BaseModel):
     tool_uses: list[FunctionCall] = Field(default_factory=list)
     tool_responses: list[FunctionResponse] = Field(default_factory=list)
     intermediate_responses: list[Any] = Field(default_factory=list)
-    usage: Usage | None = None
+    usage: TokenUsage | None = None
     duration_s: float = 0.0
     # Filled by the ADK runners, for metrics that read the raw turn as ADK records it
     # (LLM judges): the turn's events in ADK's InvocationEvents form, and ADK's
@@ -119,6 +123,10 @@ class CaseRunTrace(BaseModel):
     @property
     def key(self) -> CaseKey:
         return CaseKey(self.eval_set_id, self.eval_id)
+
+    @property
+    def run_key(self) -> RunKey:
+        return RunKey(self.eval_set_id, self.eval_id, self.run)
 
 
 @dataclass

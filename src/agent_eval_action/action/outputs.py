@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from ..report.check import escape_data
-
-SUMMARY_LIMIT = 1024 * 1024  # bytes per step; above it the runner drops the whole summary
+from ..report.markdown import SUMMARY_LIMIT  # above it the runner drops the whole summary
 
 
 def _delimiter(value: str) -> str:

@@ -182,7 +182,7 @@ def clean_mode(text: str) -> Literal["auto", "run", "compare", "comment", "merge
 
 
 @dataclass(frozen=True)
-class Baseline:
+class BaselineInput:
     """Where the baseline Results come from: a workflow artifact from the base branch, a run
     on the base branch, no baseline, or a Results file (`kind == "path"`)."""
 
@@ -190,12 +190,12 @@ class Baseline:
     path: str | None = None
 
 
-def clean_baseline(text: str) -> Baseline:
+def clean_baseline(text: str) -> BaselineInput:
     if not text:
-        return Baseline("artifact")
+        return BaselineInput("artifact")
     if text in BASELINE_KINDS:
-        return Baseline(text)  # type: ignore[arg-type]
-    return Baseline("path", text)
+        return BaselineInput(text)  # type: ignore[arg-type]
+    return BaselineInput("path", text)
 
 
 def clean_baseline_artifact(text: str) -> str:
@@ -383,7 +383,7 @@ class Settings:
     history: int
     trajectory_policy: TrajectoryPolicy | None
     mode: Literal["auto", "run", "compare", "comment", "merge"]
-    baseline: Baseline
+    baseline: BaselineInput
     baseline_artifact: str
     baseline_workflow: str | None
     baseline_branch: str | None

@@ -49,8 +49,8 @@ from .evidence import (
 )
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy, Rule
 from .record import MainRecord
+from .stats import EPSILON
 
-EPSILON = 1e-9
 SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
 SAMPLING_SETTLED = 3  # runs on main, all alike, that settle a case as deterministic
 
@@ -151,7 +151,7 @@ def settle(
             if m.pending is not None:  # one run looked like noise on main; the re-runs say not
                 m.change, m.pending = m.pending, None
                 m.reason = wording.though_varies(m)
-            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed(m, runs, blame.tally)
+            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed_in(m, runs, blame.tally)
             continue
         left = (confirm_runs or 0) - runs
         if counts[m.metric] == runs and left > 0 and _can_blame([m], current, main, family, left):
@@ -256,7 +256,7 @@ def to_confirm(
     wanted = []
     for case in diff.cases:
         regressed = [m for m in case.metrics if _to_confirm(m)]
-        key = CaseKey(case.eval_set_id, case.eval_id)
+        key = case.key
         if not regressed or key not in cases:
             continue
         done = case.confirmation
@@ -364,9 +364,9 @@ def suite_round(diff: Diff, current: Results, known: MainRecord) -> list[tuple[C
     for case in diff.cases:
         if case.change in (Change.ADDED, Change.REMOVED, Change.ERRORED):
             continue
-        key = CaseKey(case.eval_set_id, case.eval_id)
+        key = case.key
         was = case.renamed_from
-        main = known.runs(CaseKey(was.eval_set_id, was.eval_id) if was else key)
+        main = known.runs(was.key if was else key)
         if main.known_deterministic:
             continue
         wanted.append((key, what))

@@ -63,7 +63,6 @@ SUITE_ROUND_CONTINUE = 0.02
 SUITE_ROUNDS = 3
 SUITE_ROUND_ALPHA = 0.001
 assert SUITE_FIRST_ALPHA + SUITE_ROUNDS * SUITE_ROUND_ALPHA <= SUITE_ALPHA + 1e-12
-EPSILON = stats.EPSILON
 
 # When several metrics of a case changed differently, the case shows the most telling.
 _PRECEDENCE = [
@@ -262,7 +261,7 @@ def _compare_cases(
             diffs.append(_compare_case(base, own, policy, base.key in known_flaky))
             if base.key != key:
                 diffs[-1].renamed_from = _case_ref(base)
-                diffs[-1].notes = wording.case_notes(diffs[-1])
+                diffs[-1].notes = wording.facts_in_words(diffs[-1])
             pairs.append((diffs[-1], base, case))
         else:
             diff = _case_shell(case, Change.ADDED)
@@ -318,7 +317,7 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
         diff.error = (cur if diff.errored_side == "current" else base).note or "a run failed"
     diff.expectation_changed = not _same_content(base, cur)
     diff.no_longer_scored = tuple(m.metric for m in diff.metrics if m.change == Change.REMOVED)
-    diff.notes = wording.case_notes(diff)
+    diff.notes = wording.facts_in_words(diff)
     diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
     return diff
 
@@ -333,7 +332,7 @@ def _same_content(base: CaseResult, cur: CaseResult) -> bool:
 
 def _scores_vary(metric: MetricResult) -> bool:
     known = [s for s in metric.runs if s is not None]
-    return bool(known) and max(known) - min(known) > EPSILON
+    return bool(known) and max(known) - min(known) > stats.EPSILON
 
 
 def _compare_metric(
@@ -411,8 +410,8 @@ def _moved(diff: MetricDiff, min_delta: float) -> tuple[bool, bool]:
     """Whether the score dropped, or rose, by enough to count on its axis."""
     delta = diff.delta or 0.0
     return (
-        delta < -EPSILON and -delta >= min_delta - EPSILON,
-        delta > EPSILON and delta >= min_delta - EPSILON,
+        delta < -stats.EPSILON and -delta >= min_delta - stats.EPSILON,
+        delta > stats.EPSILON and delta >= min_delta - stats.EPSILON,
     )
 
 
@@ -451,7 +450,7 @@ def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
         worse = delta < 0
         flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
         fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
-        moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], EPSILON)
+        moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], stats.EPSILON)
         if not real or not moved:  # significant, but not by enough to count
             continue
         if worse:
@@ -507,8 +506,8 @@ def _base_key(case: CaseDiff) -> CaseKey:
     """The key the case had on main (its old one, if it was renamed)."""
     renamed = case.renamed_from
     if renamed is not None:
-        return CaseKey(renamed.eval_set_id, renamed.eval_id)
-    return CaseKey(case.eval_set_id, case.eval_id)
+        return renamed.key
+    return case.key
 
 
 def _side_passes(
@@ -689,7 +688,7 @@ def _suite_tests(
     tests = []
     for axis in tested:
         values = deltas[axis]
-        signs = Counter((v > EPSILON) - (v < -EPSILON) for v in values)
+        signs = Counter((v > stats.EPSILON) - (v < -stats.EPSILON) for v in values)
         mean = sum(values) / len(values)
         p, alpha = p_values[axis], policy.suite_alpha
         if again is not None and p > alpha:  # decided by the test with the suite rounds

@@ -13,7 +13,7 @@ from typing import BinaryIO, Final, Literal
 
 import msgspec
 
-from ..core import Axis
+from ..core import Axis, CaseKey
 from ..results import Instant, Record, Source, Status, dump_json, stream_json, write_json
 
 DIFF_SCHEMA: Final = "agent-eval-diff/1"
@@ -125,6 +125,10 @@ class CaseRef(Record, kw_only=True):
     line: int = 1
     status: Status | None = None  # on the baseline
 
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
+
 
 class CaseDiff(Record, kw_only=True):
     eval_set_id: str
@@ -150,7 +154,7 @@ class CaseDiff(Record, kw_only=True):
     # compared with that, never counted as removed and added
     renamed_from: CaseRef | None = None
     # the side whose run errored (the current one when both did), and why, as its case says
-    errored_side: Side | None = None
+    errored_side: CaseSide | None = None
     error: str | None = None
     expectation_changed: bool = False  # its eval file's expected turns differ from the baseline's
     no_longer_scored: tuple[str, ...] = ()  # metrics the baseline scored and this run does not
@@ -159,8 +163,12 @@ class CaseDiff(Record, kw_only=True):
         if self.notes and self.errored_side is None and not self.expectation_changed:
             legacy_facts(self)
 
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
 
-Side = Literal["current", "baseline"]
+
+CaseSide = Literal["current", "baseline"]
 # how a version before the facts worded them in `notes` (compare/engine.py wrote them)
 ERRORED_ON = "errored on the {} side: "
 EXPECTATION_CHANGED = "expectation changed"
@@ -264,6 +272,10 @@ class CaseEfficiency(Record, kw_only=True):
     line: int
     changed: list[EfficiencyChange] = msgspec.field(default_factory=list)
     over_budget: list[EfficiencyChange] = msgspec.field(default_factory=list)
+
+    @property
+    def key(self) -> CaseKey:
+        return CaseKey(self.eval_set_id, self.eval_id)
 
 
 class EfficiencyDiff(Record, kw_only=True):

@@ -57,10 +57,7 @@ def comparability_notes(
         elif before_set.file_sha256 != now_set.file_sha256:
             notes.append(f"{now_set.file} changed since the baseline.")
     if matching is not None and matching.renamed:
-        pairs_named = [
-            f"{old.eval_set_id} / {old.eval_id} → {key.eval_set_id} / {key.eval_id}"
-            for key, old in matching.renamed.items()
-        ]
+        pairs_named = [f"{old.key.name} → {key.name}" for key, old in matching.renamed.items()]
         notes.append(
             f"{_count(len(pairs_named), 'case')} renamed since the baseline (the same content "
             f"under a new id), each compared with its old self: {_named(pairs_named)}."
@@ -79,7 +76,7 @@ def _named(names: Sequence[str]) -> str:
 
 
 def _ids(cases: Sequence[CaseResult]) -> str:
-    return _named([f"{c.eval_set_id} / {c.eval_id}" for c in cases])
+    return _named([c.key.name for c in cases])
 
 
 def _short(text: str) -> str:

@@ -186,7 +186,7 @@ class _Checker:
         self.text(case.eval_set_id, f"{where}.eval_set_id")
         self.text(case.eval_id, f"{where}.eval_id")
         # from here on the case is named by its ids, which are known to be printable
-        where = f'case "{case.eval_set_id} / {case.eval_id}"'
+        where = f'case "{case.key.name}"'
         self.text(case.file, f"{where}: file", most=MAX_PATH_CHARS)
         self.count(case.line, f"{where}: line")
         self.text(case.case_sha256, f"{where}: case_sha256")
@@ -353,7 +353,7 @@ def check_bounded(results: Results, display: str, bounded: Bounded) -> None:
             if name not in known:
                 known[name] = bounded(name)
             if known[name] and not _within_unit(metric):  # then say where, the long way
-                where = f'case "{case.eval_set_id} / {case.eval_id}"'
+                where = f'case "{case.key.name}"'
                 checker.scores(metric, f"{where}: {name}", unit=True)
 
 

@@ -68,7 +68,7 @@ def though_varies(m: MetricDiff) -> str:
     return f"{moved(m, m.change)}, though the case varies on main"
 
 
-def confirmed(m: MetricDiff, runs: int, tally: tuple[int, int, int, int, float] | None) -> str:
+def confirmed_in(m: MetricDiff, runs: int, tally: tuple[int, int, int, int, float] | None) -> str:
     """`tally`: (failed on main, runs on main, failed here, runs here, p), when a test on
     how often it failed decided, not a change of behaviour."""
     said = f"{m.reason}; confirmed in {runs}/{runs} re-runs"
@@ -109,7 +109,7 @@ def _with_first(m: MetricDiff, why: str) -> str:
     return f"{why} (the first run: {first})" if first else why
 
 
-def case_notes(case: CaseDiff, *, renamed: bool = True) -> tuple[str, ...]:
+def facts_in_words(case: CaseDiff, *, renamed: bool = True) -> tuple[str, ...]:
     """A case's facts in the words of `CaseDiff.notes` (as versions before the facts read
     them, and as the reports say them; `renamed=False`: not its renaming, which a report's
     label for the case says)."""
@@ -126,7 +126,6 @@ def case_notes(case: CaseDiff, *, renamed: bool = True) -> tuple[str, ...]:
     if renamed and case.renamed_from is not None:
         old = case.renamed_from
         notes.append(
-            f"renamed: {old.eval_set_id} / {old.eval_id} on the baseline (the same content), "
-            "compared with that"
+            f"renamed: {old.key.name} on the baseline (the same content), compared with that"
         )
     return tuple(notes)

@@ -166,13 +166,13 @@ def user_simulator(plan: Plan, settings: JudgeSettings) -> UserSimulator:
 
 def complete(plan: Plan, finished: list[CaseRunTrace], why: str) -> list[CaseRunTrace]:
     """The finished traces plus an errored one, saying `why`, for every case-run without one."""
-    done = {(t.eval_set_id, t.eval_id, t.run) for t in finished}
+    done = {t.run_key for t in finished}
     missing = [
         CaseRunTrace(
             eval_set_id=r.eval_set_id, eval_id=r.eval_id, run=r.run, error=why, purpose=r.purpose
         )
         for r in plan.requests
-        if (r.eval_set_id, r.eval_id, r.run) not in done
+        if r.run_key not in done
     ]
     return [*finished, *missing]
 
@@ -271,7 +271,7 @@ def _read_one(
     adk = header.get("adk_version")
     if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
-    wanted = {(r.eval_set_id, r.eval_id, r.run): r.purpose for r in asked.requests}
+    wanted = {r.run_key: r.purpose for r in asked.requests}
     ended: bool | None = None
     for number, text in enumerate(lines[1:], start=2):
         data = _json(text, display, number)
@@ -289,25 +289,21 @@ def _read_one(
             raise InputError(
                 f"not a trace: {one_line(str(err.errors()[0]['msg']))}", display, number
             ) from None
-        key = (trace.eval_set_id, trace.eval_id, trace.run)
+        key = trace.run_key
         if trace.not_run is not None and (
             trace.key not in plan.cases or plan.cases[trace.key][1].conversation_scenario is None
         ):
             raise InputError(
-                f"a trace marked not run for a case that is no scenario: "
-                f"{trace.eval_set_id}/{trace.eval_id} run {trace.run}",
+                f"a trace marked not run for a case that is no scenario: {trace.run_key}",
                 display,
                 number,
             )
         if key not in wanted or key in finished:
             what = "a second trace" if key in finished else "a trace nobody asked for"
-            raise InputError(
-                f"{what}: {trace.eval_set_id}/{trace.eval_id} run {trace.run}", display, number
-            )
+            raise InputError(f"{what}: {trace.run_key}", display, number)
         if trace.purpose is not None and trace.purpose != wanted[key]:
             raise InputError(
-                f"a trace that says it re-runs what its plan did not: {trace.eval_set_id}/"
-                f"{trace.eval_id} run {trace.run}",
+                f"a trace that says it re-runs what its plan did not: {trace.run_key}",
                 display,
                 number,
             )

@@ -41,7 +41,7 @@ class CheckOutput:
 
 
 def _name(case: CaseDiff) -> str:
-    return f"{case.eval_set_id} / {case.eval_id}"
+    return case.key.name
 
 
 def _rank(case: CaseDiff) -> tuple[int, int]:

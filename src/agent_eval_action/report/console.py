@@ -29,7 +29,7 @@ def table(results: Results, *, why: bool = True, html: str | None = None) -> str
     them); `html`: the drill-down report written, named there."""
     rows = []
     for case in results.cases:
-        name = f"{case.eval_set_id} / {case.eval_id}"
+        name = case.key.name
         if not case.metrics and not case.informational:
             rows.append([name, "-", "-", "-", "-", _MARK[case.status]])
         listed: list[tuple[str, str, MetricResult | InformationalResult]] = [
@@ -58,7 +58,7 @@ def table(results: Results, *, why: bool = True, html: str | None = None) -> str
         disable_numparse=True,
         colalign=("left", "left", "left", "right", "right", "left"),
     )
-    notes = [f"{c.eval_set_id} / {c.eval_id}: {c.note}" for c in results.cases if c.note]
+    notes = [f"{c.key.name}: {c.note}" for c in results.cases if c.note]
     if notes:
         text += "\n\n" + "\n".join(notes)
     if efficiency := console_lines(results):

@@ -20,10 +20,10 @@ TEXT = Cut("text", drop=4, chars=True)  # a shortened text says so itself
 DIVERGENCES = Cut("divergences", drop=5, one="first-divergent-turn block", across=True)
 # the failing cases when the gate counts them (no baseline, or `fail-on: threshold`)
 FAILING = Cut("failing", drop=6, one="failing case")
-REGRESSIONS = Cut("regressions", drop=7, one="regression row")  # per axis
+REGRESSION_ROWS = Cut("regressions", drop=7, one="regression row")  # per axis
 
 # The order in which the ✂️ note names what it left out.
-NOTED = (REGRESSIONS, FAILING, DIVERGENCES, OTHERS, EVAL_SETS, NOTES, WARNINGS)
+NOTED = (REGRESSION_ROWS, FAILING, DIVERGENCES, OTHERS, EVAL_SETS, NOTES, WARNINGS)
 
 
 def counted(omitted: Mapping[Cut, int]) -> str:

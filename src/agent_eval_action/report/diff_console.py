@@ -15,11 +15,11 @@ from .efficiency import diff_lines
 from .labels import (
     case_class,
     case_notes,
-    comparability_notes,
     decided_by,
     fell_back,
     headline_parts,
     notes_at_top,
+    notes_below,
     number,
     plural,
     said_in,
@@ -46,7 +46,7 @@ def _policy(diff: Diff) -> str:
     return f"fail-on {decided_by(diff)}{fallback}"
 
 
-def headline(diff: Diff, current: Results | None = None) -> str:
+def verdict_line(diff: Diff, current: Results | None = None) -> str:
     """PASS or FAIL, the policy that decided, and what the verdict rests on."""
     verdict = diff.verdict
     mark = "PASS" if verdict.passed else "FAIL"
@@ -75,7 +75,7 @@ def _label(case: CaseDiff) -> str:
 
 def table(diff: Diff, current: Results | None = None, *, html: str | None = None) -> str:
     """`html`: the drill-down report written, named under the cases explained."""
-    lines = [headline(diff, current)]
+    lines = [verdict_line(diff, current)]
     if gate := gate_line(diff, current):
         lines.append(gate)
     top = notes_at_top(diff)
@@ -83,14 +83,14 @@ def table(diff: Diff, current: Results | None = None, *, html: str | None = None
         lines += ["", *top]
     if diff.not_run:
         lines += ["", "not run (selection), not counted as removed:"]
-        lines += [f"  {c.eval_set_id} / {c.eval_id} ({c.file}:{c.line})" for c in diff.not_run]
+        lines += [f"  {c.key.name} ({c.file}:{c.line})" for c in diff.not_run]
     rows = []
     for case in diff.cases:
         if case.change in _QUIET and not (case.likely_noise or case.confirmation):
             continue  # an unchanged case, unless noise or its re-runs explain a change
         changed = [m for m in case.metrics if m.change not in _QUIET or m.reason]
         cell = [_metric_line(m) for m in changed or case.metrics] + case_notes(case, current)
-        rows.append([f"{case.eval_set_id} / {case.eval_id}", _label(case), "\n".join(cell)])
+        rows.append([case.key.name, _label(case), "\n".join(cell)])
     if rows:
         lines += ["", tabulate(rows, headers=["case", "change", "metrics (baseline -> current)"])]
     for test in diff.suite_tests:
@@ -108,7 +108,7 @@ def table(diff: Diff, current: Results | None = None, *, html: str | None = None
         )
     if efficiency := diff_lines(diff):
         lines += ["", *efficiency]
-    comparability = comparability_notes(diff)
+    comparability = notes_below(diff)
     if comparability:
         lines += ["", "comparability:", *(f"  {n}" for n in comparability)]
     if explained := why_lines(diff, html=html):

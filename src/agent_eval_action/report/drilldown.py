@@ -172,7 +172,7 @@ def page(
     known += [_Known(Past.of(baseline), "baseline")] if baseline is not None else []
     ordered = sorted(diff.cases, key=_rank)
     cases = tuple(
-        _case(i, c, by_key.get(CaseKey(c.eval_set_id, c.eval_id)), known, current, options)
+        _case(i, c, by_key.get(c.key), known, current, options)
         for i, c in enumerate(ordered, start=1)
     )
     verdict = diff.verdict
@@ -271,7 +271,7 @@ def _case(
 ) -> Case:
     return Case(
         anchor=f"case-{index}",
-        name=f"{case.eval_set_id} / {case.eval_id}",
+        name=case.key.name,
         where=f"{case.file}:{case.line}",
         label=case_class(case),
         status=_status(case.current_status),
@@ -373,9 +373,9 @@ def _history(
 ) -> History:
     """The case in main's older baselines (oldest first), the baseline and this run; under
     its old name too when it was renamed."""
-    keys = {CaseKey(case.eval_set_id, case.eval_id)}
+    keys = {case.key}
     if case.renamed_from is not None:
-        keys.add(CaseKey(case.renamed_from.eval_set_id, case.renamed_from.eval_id))
+        keys.add(case.renamed_from.key)
     found = [(k.past.source, k.past.created_at, k.role, k.find(keys)) for k in known]
     metrics = tuple(
         dict.fromkeys(

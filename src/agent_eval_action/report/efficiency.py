@@ -74,9 +74,7 @@ class Efficiency:
 
 def _row(case: CaseEfficiency) -> EfficiencyRow:
     notes = [over_budget_text(c) for c in case.over_budget] + [change_text(c) for c in case.changed]
-    return EfficiencyRow(
-        f"{case.eval_set_id} / {case.eval_id}", bool(case.over_budget), "; ".join(notes)
-    )
+    return EfficiencyRow(case.key.name, bool(case.over_budget), "; ".join(notes))
 
 
 def efficiency(report: Report, detail: Detail) -> Efficiency:
@@ -127,9 +125,7 @@ def console_lines(results: Results) -> list[str]:
             change = EfficiencyChange(
                 metric=name, baseline=None, current=result.total, budget=result.budget
             )
-            lines.append(
-                f"over budget: {case.eval_set_id} / {case.eval_id}: {over_budget_text(change)}"
-            )
+            lines.append(f"over budget: {case.key.name}: {over_budget_text(change)}")
     return lines
 
 

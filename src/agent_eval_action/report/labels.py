@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from ..compare import wording
 from ..compare.model import CaseDiff, Change, Diff
-from ..core import CaseKey, RunKind
+from ..core import RunKind
 from ..results import PAIRED_RUN, SAMPLING_RUN, Results, RunRecord, Status
 from .escape import Md
 
@@ -97,7 +97,7 @@ def case_class(case: CaseDiff) -> str:
         parts.append("likely noise")
     old = case.renamed_from
     if old is not None:
-        parts.append(f"renamed from {old.eval_set_id} / {old.eval_id}")
+        parts.append(f"renamed from {old.key.name}")
     return " · ".join(parts)
 
 
@@ -140,7 +140,7 @@ def case_error(case: CaseDiff, current: Results | None = None) -> str | None:
     if case.errored_side == "current":
         return case.error
     if current is not None:
-        key = CaseKey(case.eval_set_id, case.eval_id)
+        key = case.key
         found = next((c for c in current.cases if c.key == key), None)
         if found is not None and found.note:
             return found.note
@@ -151,7 +151,7 @@ def case_notes(case: CaseDiff, current: Results | None = None) -> list[str]:
     """The case's notes as the reports list them: the error it stopped on first (from the
     current Results when the Diff does not hold it: an added case, no baseline), and not
     its renaming, which its label says."""
-    notes = list(wording.case_notes(case, renamed=False))
+    notes = list(wording.facts_in_words(case, renamed=False))
     error = case_error(case, current)
     if error is not None and not any(error in n for n in notes):
         notes.insert(0, f"errored: {error}")
@@ -272,7 +272,7 @@ def no_baseline_notes(diff: Diff) -> list[str]:
     return list(diff.notes) if diff.baseline is None else []
 
 
-def comparability_notes(diff: Diff) -> list[str]:
+def notes_below(diff: Diff) -> list[str]:
     """What differs between the two sides besides the agent: the Diff's notes when it has
     a baseline."""
     return [] if diff.baseline is None else list(diff.notes)

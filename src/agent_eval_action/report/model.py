@@ -44,7 +44,7 @@ class Options:
 
 
 def key(case: CaseDiff) -> CaseKey:
-    return CaseKey(case.eval_set_id, case.eval_id)
+    return case.key
 
 
 def gate_counts_failing(diff: Diff) -> bool:

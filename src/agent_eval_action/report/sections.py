@@ -16,7 +16,7 @@ from typing import Literal
 from ..core import AXES
 from . import efficiency, view
 from .budget import Cut, Detail
-from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, TEXT, WARNINGS
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSION_ROWS, TEXT, WARNINGS
 from .model import Report
 
 # head: verdict, provenance and the eval set table (a check run's summary);
@@ -44,7 +44,7 @@ SECTIONS: tuple[Section, ...] = (
             "body",
             view.regressions(axis),
             "regressions.md.j2",
-            (REGRESSIONS, DIVERGENCES, TEXT),
+            (REGRESSION_ROWS, DIVERGENCES, TEXT),
         )
         for axis in AXES
     ),

@@ -15,8 +15,8 @@ from functools import cached_property
 from itertools import takewhile
 from typing import Generic, TypeVar
 
-from ..compare.model import REGRESSIONS as REGRESSED
 from ..compare.model import (
+    REGRESSIONS,
     CaseDiff,
     Change,
     MetricDiff,
@@ -29,19 +29,19 @@ from ..core import Axis
 from ..results import Results, Source, Status
 from . import escape
 from .budget import Cut, Detail, Listing, Shortens, size
-from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSIONS, WARNINGS
+from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSION_ROWS, WARNINGS
 from .divergence import divergence_text
 from .escape import Md
 from .labels import (
     age,
     case_class,
     case_notes,
-    comparability_notes,
     confirmed,
     decided_by,
     fell_back,
     headline,
     notes_at_top,
+    notes_below,
     plural,
 )
 from .links import branch, commit_link, report_link, run_link
@@ -78,7 +78,7 @@ class TopNote:
 
 
 @dataclass(frozen=True)
-class Baseline:
+class BaselineLine:
     what: Md  # the commit, its branch and how it relates to this one; or the file: never empty
     age: str
     run: Md
@@ -91,7 +91,7 @@ class Head:
     headline: str  # plain text (it may hold an error's): the template escapes it
     news: tuple[TopNote, ...]  # why there is no baseline, the verdict's notes: said first
     gate: Gate
-    baseline: Baseline | None
+    baseline: BaselineLine | None
     current: Md  # the commit, or the file, or "this run": never empty
     run: Md
     check_name: str
@@ -116,7 +116,7 @@ def head(report: Report, detail: Detail) -> Head:
         ),
         baseline=None
         if baseline is None
-        else Baseline(
+        else BaselineLine(
             what=_baseline_what(baseline.source, options),
             age=age(report.current.created_at - baseline.created_at, than),
             run=run_link(baseline.source, options, "its run"),
@@ -217,7 +217,7 @@ def _listing(
 
 
 def _name(case: CaseDiff) -> str:
-    return f"{case.eval_set_id} / {case.eval_id}"
+    return case.key.name
 
 
 def _row(case: CaseDiff, metrics: list[MetricDiff]) -> CaseRow:
@@ -263,24 +263,24 @@ def regressions(axis: Axis) -> Callable[[Report, Detail], Regressions]:
     """The builder of one axis's regressions (their sections follow in the order of AXES)."""
 
     def build(report: Report, detail: Detail) -> Regressions:
-        listed = Listing.of(REGRESSIONS, report.regressed[axis], detail)
+        listed = Listing.of(REGRESSION_ROWS, report.regressed[axis], detail)
         rows = tuple(_regressed_metrics(c, axis) for c in listed.items)
         return Regressions(
-            axis, Listing(REGRESSIONS, rows, listed.total), _divergences(report, detail, axis)
+            axis, Listing(REGRESSION_ROWS, rows, listed.total), _divergences(report, detail, axis)
         )
 
     return build
 
 
 def _regressed_metrics(case: CaseDiff, axis: Axis) -> CaseRow:
-    return _row(case, [m for m in case.metrics if m.axis == axis and m.change in REGRESSED])
+    return _row(case, [m for m in case.metrics if m.axis == axis and m.change in REGRESSIONS])
 
 
 def _rows(report: Report, detail: Detail, place: str) -> int:
     """How many case rows one of Report.lists lists at `detail`."""
     if place == "still_failing":
         return len(_failing(report, detail).items)
-    cut = REGRESSIONS if place in report.regressed else OTHERS
+    cut = REGRESSION_ROWS if place in report.regressed else OTHERS
     return len(Listing.of(cut, report.lists[place], detail).items)
 
 
@@ -468,7 +468,7 @@ class Notes:
 
 
 def notes(report: Report, detail: Detail) -> Notes:
-    notes = comparability_notes(report.diff)
+    notes = notes_below(report.diff)
     return Notes(Listing.of(NOTES, notes, detail))
 
 
@@ -486,11 +486,11 @@ def warnings(report: Report, detail: Detail) -> Warnings:
 
 
 @dataclass(frozen=True)
-class Usage:
+class UsageLine:
     parts: tuple[str, ...]  # time, judge calls and cost, tokens, cases by runs
 
 
-def usage(report: Report, detail: Detail) -> Usage:
+def usage(report: Report, detail: Detail) -> UsageLine:
     current = report.current
     used, parts = current.usage, [f"⏱️ {current.timing.duration_s:,.1f} s"]
     if used.judge_calls or used.judge_reused or used.simulator_calls:
@@ -506,4 +506,4 @@ def usage(report: Report, detail: Detail) -> Usage:
         parts.append(f"agent tokens {used.prompt_tokens:,} in / {used.output_tokens:,} out")
     runs = current.run_config.num_runs
     parts.append(f"{plural(len(current.cases), 'case')} \u00d7 {plural(runs, 'run')}")
-    return Usage(tuple(parts))
+    return UsageLine(tuple(parts))

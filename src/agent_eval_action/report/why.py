@@ -63,7 +63,7 @@ def _place(case: CaseDiff) -> str:
 def case_lines(index: int, case: CaseDiff) -> list[str]:
     """One case: its name and class, its place, its failed or regressed metrics, its turn."""
     assert case.divergence is not None
-    lines = [_fit(f"{index}. {case.eval_set_id} / {case.eval_id} · {case_class(case)}")]
+    lines = [_fit(f"{index}. {case.key.name} · {case_class(case)}")]
     lines.append(_place(case))
     lines += [_fit(INDENT + _metric(case, m)) for m in _metrics(case)]
     block = divergence_text(case.divergence, TEXT_CHARS, marks=True)

@@ -47,15 +47,13 @@ from ..evalset.models import Content
 from ..files import read_text
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from . import log_capture
-from .adk_events import TurnCapture, new_session_id
+from .adk_events import DEFAULT_USER_ID, INSTALL_HINT, TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
 from .reaper import current
 
-INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
 # ADK's defaults for a case without session_input (evaluation_generator.py).
 DEFAULT_APP_NAME = "EvaluationGenerator"
-DEFAULT_USER_ID = "test_user_id"
 # Retries for transient model errors, as `adk eval` adds to every model request
 # that has none (408, 429 and 5xx; 7 attempts, 5 s doubling up to 120 s).
 RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
@@ -239,7 +237,7 @@ async def run_adk_suite(
     async def run_one(request: CaseRunRequest) -> CaseRunTrace:
         # What the case-run's tools start carries its mark; what detached goes at its end.
         # What ADK logs meanwhile goes to the case-run's log.
-        label = f"{request.eval_set_id} / {request.eval_id} run {request.run}"
+        label = str(request.run_key)
         with reaper.case(), log_capture.case(label, describe) as log:
             trace = await run_case_run(
                 request,

@@ -31,12 +31,10 @@ from urllib.parse import quote, urlsplit
 from ..errors import InputError
 from ..evalset.models import Content
 from ..traces import ActualTurn, CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
-from .adk_events import TurnCapture, new_session_id
+from .adk_events import DEFAULT_USER_ID, INSTALL_HINT, TurnCapture, new_session_id
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, run_case_run, run_pool
 
-INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
-DEFAULT_USER_ID = "test_user_id"  # ADK's, for a case without session_input
 # How long to wait for a server that is still starting (CI often starts it just before).
 STARTUP_WAIT_S = 10.0
 CONNECT_TIMEOUT_S = 10.0

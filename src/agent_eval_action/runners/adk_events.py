@@ -28,7 +28,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
 from ..evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
-from ..traces import ActualTurn, CaseRunRequest, Usage
+from ..traces import ActualTurn, CaseRunRequest, TokenUsage
+
+# shared by the ADK runners (runners/adk.py, runners/adk_api.py)
+INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
+DEFAULT_USER_ID = "test_user_id"  # ADK's, for a case without session_input
 
 USER_AUTHOR = "user"
 # ADK's own prefix for eval sessions: `adk api_server` hides these from its session list.
@@ -120,7 +124,7 @@ def _usage_dict(value: Any) -> dict[str, Any] | None:
     return {to_snake(key): item for key, item in value.items()}
 
 
-def _add_usage(total: Usage, usage: Mapping[str, Any]) -> None:
+def _add_usage(total: TokenUsage, usage: Mapping[str, Any]) -> None:
     total.prompt_tokens += int(usage.get("prompt_token_count") or 0)
     total.output_tokens += int(usage.get("candidates_token_count") or 0)
     total.thinking_tokens += int(usage.get("thoughts_token_count") or 0)
@@ -131,7 +135,7 @@ class TurnCapture:
 
     def __init__(self) -> None:
         self._events: list[tuple[str, Content | None, bool, dict[str, Any]]] = []
-        self._usage = Usage()
+        self._usage = TokenUsage()
         self._has_usage = False
 
     def add(self, event: Mapping[str, Any], final: bool | None = None) -> None:

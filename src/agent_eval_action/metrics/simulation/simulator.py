@@ -18,15 +18,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
-from ...core import CaseKey
+from ...core import CaseKey, RunKey
 from ...evalset.models import Content, ConversationScenario
 from ...traces import ActualTurn, CaseRunRequest, Simulation, SimulatorUsage, UserTurnError
 from ..judge.client import GeminiClient, JudgeCallError
 from ..judge.settings import JudgeSettings
 from .config import STOP_SIGNAL, SimulatorConfig
 from .prompt import render
-
-RunKey = tuple[str, str, int]
 
 
 def is_stop(reply: str) -> bool:
@@ -53,7 +51,7 @@ class UserSimulator:
 
     def simulation(self, eval_set_id: str, eval_id: str, run: int) -> Simulation | None:
         """How a case-run's conversation ended and what it cost (None: not simulated)."""
-        return self._runs.get((eval_set_id, eval_id, run))
+        return self._runs.get(RunKey(eval_set_id, eval_id, run))
 
     async def next_user(
         self, request: CaseRunRequest, turns: Sequence[ActualTurn]
@@ -64,9 +62,7 @@ class UserSimulator:
             index = len(turns)
             return request.user_contents[index] if index < len(request.user_contents) else None
         config = self._configs.get(request.eval_set_id) or SimulatorConfig()
-        record = self._runs.setdefault(
-            (request.eval_set_id, request.eval_id, request.run), Simulation()
-        )
+        record = self._runs.setdefault(request.run_key, Simulation())
         limit = config.max_allowed_invocations
         if 0 <= limit <= len(turns):
             record.stop = "turn_limit"
