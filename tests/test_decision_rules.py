@@ -17,6 +17,7 @@ from helpers.paths import ROOT
 
 from agent_eval_action.compare import wording
 from agent_eval_action.compare.model import NOISE_RULES, Diff, Rule
+from agent_eval_action.report.labels import HEADLINE_SAYS, headline_parts, unsaid_reasons
 
 # words a decision reading prefixes would trip on, among plain nonsense
 TRAPS = ["within noise: ", "not reproduced: ", "confirmed in 1/1 re-runs", "beyond noise", ""]
@@ -76,6 +77,21 @@ def test_a_diff_written_before_the_case_facts_reads_them_from_its_notes():
         for then, now in zip(old.cases, diff.cases, strict=True):
             assert [getattr(then, f) for f in facts] == [getattr(now, f) for f in facts]
             assert then.notes == now.notes
+
+
+def test_the_gates_reasons_are_its_words_and_the_headline_states_those_it_says():
+    for diff in compare_all():
+        verdict = diff.verdict
+        assert [r.text for r in verdict.why] == verdict.reasons
+        parts = [p.replace(",", "") for p in headline_parts(diff)]
+        for reason in verdict.why:
+            said = reason.code in HEADLINE_SAYS
+            if reason.code == "regressions":
+                assert said and reason.text in parts
+            elif reason.code == "errored":
+                assert said and any(p.split(":")[0].endswith(" errored") for p in parts)
+            else:
+                assert not said and reason.text in unsaid_reasons(diff)
 
 
 def test_a_case_is_likely_noise_when_and_only_when_a_rule_of_noise_decided_a_metric():

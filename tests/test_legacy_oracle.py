@@ -19,10 +19,12 @@ from helpers.decision_corpus import compare_all, plain
 from helpers.paths import ROOT
 
 ORACLE = "5db8e4b0b66db6330e628b85bcf4be9b79d89a7d"  # the last commit before MetricDiff.rule
-# what the Diff holds since ORACLE: the rules and the case facts (whose words, `notes`, it held)
+# what the Diff holds since ORACLE: the rules, the gate's reasons as values and the case facts
+# (whose words, `reasons` and `notes`, it held)
 LEAVE_OUT = (
     "created_at",
     "rule",
+    "why",
     "errored_side",
     "error",
     "expectation_changed",

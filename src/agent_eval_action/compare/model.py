@@ -230,9 +230,35 @@ class Policy(Record, kw_only=True):
     suite_rounds: int = 0
 
 
+# What the gate can fail on (compare/policy.py), one code each.
+GateCode = Literal[
+    "none_evaluated",  # no case, or every case errored
+    "not_comparable",  # the baseline and this run have no case in common
+    "thresholds",  # cases that do not pass their thresholds (fail-on threshold)
+    "over_budget",  # cases over an efficiency budget
+    "regressions",  # cases regressed on an axis
+    "suite_drop",  # the noisy cases got worse together on an axis
+    "incomplete",  # cases whose metrics on an axis could not be computed
+    "errored",  # compared cases that errored here
+    "added_failing",  # added cases that do not pass
+    "removed_passed",  # removed cases that passed on the baseline
+]
+
+
+class GateReason(Record, kw_only=True):
+    """One thing the gate fails on, as a value; `text` says it (the Verdict's `reasons`)."""
+
+    code: GateCode
+    axis: Axis | None = None
+    cases: int = 0  # the cases it counts (the suite-level test: those it weighed)
+    text: str
+
+
 class Verdict(Record, kw_only=True):
     passed: bool
     reasons: list[str]  # why it failed (or what it would have failed on, when policy is never)
+    # the same reasons as values (empty in Diffs written before them)
+    why: list[GateReason] = msgspec.field(default_factory=list)
     counts: dict[str, int]
     trajectory_regressions: int
     response_regressions: int

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from ..core import AXES
 from ..errors import InputError
 from ..results import Results, Status
-from .model import REGRESSIONS, Axis, CaseDiff, Change, Policy, SuiteTest, Verdict
+from .model import REGRESSIONS, Axis, CaseDiff, Change, GateReason, Policy, SuiteTest, Verdict
 
 POLICIES = ("regression", "trajectory", "response", "threshold", "never")
 NOT_REMOVED = "-removed"  # a modifier: removed cases do not fail the policies it joins
@@ -72,30 +72,33 @@ def _plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def _axis_reasons(axis: Axis, cases: Sequence[CaseDiff], tests: Sequence[SuiteTest]) -> list[str]:
+def _axis_reasons(
+    axis: Axis, cases: Sequence[CaseDiff], tests: Sequence[SuiteTest]
+) -> list[GateReason]:
     reasons = []
     regressed = [c for c in cases if c.axes.get(axis) in REGRESSIONS]
     if regressed:
-        reasons.append(_plural(len(regressed), f"{axis} regression"))
+        text = _plural(len(regressed), f"{axis} regression")
+        reasons.append(GateReason(code="regressions", axis=axis, cases=len(regressed), text=text))
     for test in tests:
         if test.axis == axis and test.significant:
-            reasons.append(
+            text = (
                 f"noisy cases got worse together on the {axis} axis "
                 f"(mean change {test.mean_delta:+.3f} over {test.cases} case{'s' if test.cases != 1 else ''}, p = {test.p_value:.4f})"
             )
+            reasons.append(GateReason(code="suite_drop", axis=axis, cases=test.cases, text=text))
     incomplete = [c for c in cases if c.axes.get(axis) == Change.INCOMPLETE]
     if incomplete:
-        reasons.append(
-            _plural(
-                len(incomplete),
-                f"case with {axis} metrics that could not be computed",
-                f"cases with {axis} metrics that could not be computed",
-            )
+        text = _plural(
+            len(incomplete),
+            f"case with {axis} metrics that could not be computed",
+            f"cases with {axis} metrics that could not be computed",
         )
+        reasons.append(GateReason(code="incomplete", axis=axis, cases=len(incomplete), text=text))
     return reasons
 
 
-def _removed_reason(cases: Sequence[CaseDiff], tokens: set[str]) -> str | None:
+def _removed_reason(cases: Sequence[CaseDiff], tokens: set[str]) -> GateReason | None:
     """Removed cases that passed on the baseline, as the comparing policies count them."""
     axes = {"trajectory", "response"} if "regression" in tokens else tokens & set(AXES)
     lost = [
@@ -108,7 +111,7 @@ def _removed_reason(cases: Sequence[CaseDiff], tokens: set[str]) -> str | None:
     if not lost:
         return None
     names = [t for t in COMPARING if t in tokens]
-    return (
+    text = (
         _plural(
             len(lost),
             "case that passed on the baseline was",
@@ -116,6 +119,7 @@ def _removed_reason(cases: Sequence[CaseDiff], tokens: set[str]) -> str | None:
         )
         + f" removed (fail-on {','.join(names)}; {NOT_REMOVED} opts out)"
     )
+    return GateReason(code="removed_passed", cases=len(lost), text=text)
 
 
 def decide(
@@ -131,33 +135,34 @@ def decide(
     counts = Counter(c.change.value for c in cases)
     counts["flaky"] = sum(c.flaky for c in cases)
     counts["renamed"] = sum(c.renamed_from is not None for c in cases)
-    reasons: list[str] = []
+    reasons: list[GateReason] = []
     evaluated = [c for c in current.cases if c.status != Status.ERRORED]
     if not evaluated:
-        reasons.append("no case was evaluated" if not current.cases else "every case errored")
+        text = "no case was evaluated" if not current.cases else "every case errored"
+        reasons.append(GateReason(code="none_evaluated", cases=len(current.cases), text=text))
     tokens = set(policy.fail_on)
     if not has_baseline and "never" not in tokens:
         tokens = {"threshold"}
     count_removed = NOT_REMOVED not in tokens
     tokens.discard(NOT_REMOVED)
     if not comparable and tokens & set(COMPARING):
-        reasons.append(
+        text = (
             "not comparable: the baseline and this run have no case in common "
             f"(fail-on {','.join(t for t in COMPARING if t in tokens)})"
         )
+        reasons.append(GateReason(code="not_comparable", text=text))
     if "threshold" in tokens:
         failing = [c for c in current.cases if c.status != Status.PASSED]
         if failing:
-            reasons.append(
-                _plural(
-                    len(failing),
-                    "case does not pass its thresholds",
-                    "cases do not pass their thresholds",
-                )
+            text = _plural(
+                len(failing),
+                "case does not pass its thresholds",
+                "cases do not pass their thresholds",
             )
+            reasons.append(GateReason(code="thresholds", cases=len(failing), text=text))
     over_budget = [c for c in current.cases if c.over_budget]
     if over_budget:  # a budget set is a limit whatever the policy (`never` only reports it)
-        reasons.append(
+        text = (
             _plural(
                 len(over_budget),
                 "case is over its efficiency budget",
@@ -165,6 +170,7 @@ def decide(
             )
             + f" ({', '.join(sorted({n for c in over_budget for n in c.over_budget}))})"
         )
+        reasons.append(GateReason(code="over_budget", cases=len(over_budget), text=text))
     axes: list[Axis] = [
         a for a in ("trajectory", "response") if "regression" in tokens or a in tokens
     ]
@@ -175,14 +181,14 @@ def decide(
             c for c in cases if c.change == Change.ERRORED and c.current_status == Status.ERRORED
         ]
         if errored:
-            reasons.append(_plural(len(errored), "case errored", "cases errored"))
+            text = _plural(len(errored), "case errored", "cases errored")
+            reasons.append(GateReason(code="errored", cases=len(errored), text=text))
         new_red = [
             c for c in cases if c.change == Change.ADDED and c.current_status != Status.PASSED
         ]
         if new_red:
-            reasons.append(
-                _plural(len(new_red), "added case does not pass", "added cases do not pass")
-            )
+            text = _plural(len(new_red), "added case does not pass", "added cases do not pass")
+            reasons.append(GateReason(code="added_failing", cases=len(new_red), text=text))
         removed = _removed_reason(cases, tokens) if count_removed and comparable else None
         if removed:
             reasons.append(removed)
@@ -194,7 +200,8 @@ def decide(
     ]
     return Verdict(
         passed=passed,
-        reasons=reasons,
+        reasons=[r.text for r in reasons],
+        why=reasons,
         counts=dict(counts),
         trajectory_regressions=sum(c.axes.get("trajectory") in REGRESSIONS for c in cases),
         response_regressions=sum(c.axes.get("response") in REGRESSIONS for c in cases),

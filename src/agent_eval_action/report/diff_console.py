@@ -22,7 +22,7 @@ from .labels import (
     notes_below,
     number,
     plural,
-    said_in,
+    unsaid_reasons,
 )
 from .why import why_lines
 
@@ -60,8 +60,7 @@ def gate_line(diff: Diff, current: Results | None = None) -> str | None:
     counted = not verdict.passed or verdict.accepted or "never" in diff.policy.fail_on
     if not counted:
         return None
-    parts = headline_parts(diff, current)
-    rest = [r for r in verdict.reasons if not said_in(r, parts)]
+    rest = unsaid_reasons(diff)
     if not rest:
         return None
     failed = "failed on" if not verdict.passed else "would have failed on"

@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import timedelta
 
 from ..compare import wording
-from ..compare.model import CaseDiff, Change, Diff
+from ..compare.model import CaseDiff, Change, Diff, GateCode
 from ..core import RunKind
 from ..results import PAIRED_RUN, SAMPLING_RUN, Results, RunRecord, Status
 from .escape import Md
@@ -250,14 +250,18 @@ def fell_back(diff: Diff) -> str | None:
     return None
 
 
-def said_in(reason: str, parts: list[str]) -> bool:
-    """Whether a gate reason says what a headline part already says ("1 trajectory
-    regression", "1 case errored" of "1 case errored: RuntimeError at …")."""
+# the gate's reasons that headline_parts states itself: the regressions of each axis and the
+# cases that errored here (with the first error)
+HEADLINE_SAYS: frozenset[GateCode] = frozenset({"regressions", "errored"})
 
-    def plain(text: str) -> str:
-        return text.replace(",", "")
 
-    return any(plain(p) == plain(reason) or plain(p).startswith(plain(reason) + ":") for p in parts)
+def unsaid_reasons(diff: Diff) -> list[str]:
+    """The gate's reasons, in words, but those the headline already states (all of them for a
+    Diff written before the reasons were values)."""
+    verdict = diff.verdict
+    if not verdict.why:
+        return list(verdict.reasons)
+    return [r.text for r in verdict.why if r.code not in HEADLINE_SAYS]
 
 
 def notes_at_top(diff: Diff) -> list[str]:
