@@ -109,3 +109,32 @@ def test_the_comparison_scores_a_case_without_its_re_runs_as_the_score_stage_doe
     assert case_score([0.5, 1.0], [[0.5], []]) == 0.75  # a run without turn scores: the runs
     assert case_score([0.5, 1.0], [[None], [None]]) == 0.75  # no turn scored: the runs
     assert case_score([0.5, None], [[0.5], []]) is None and case_score([], []) is None
+
+
+def test_the_cli_judges_each_question_once_across_its_confirmation_rounds(write, monkeypatch):
+    """Each round's score finds the verdicts the run gave before: a re-run that answers as
+    the first run did costs no judge call, and the Results count the calls made once."""
+    from fakes.gemini import FakeGemini
+
+    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [order_case("b")]})
+    criteria = {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}
+    write("evals/test_config.json", {"criteria": criteria})
+    write("steady.json", {"b": {"text": "It ships today.", "tools": [["track", {}]]}})
+    # every run skips the tool and says the same thing: confirmed in 3 re-runs, one answer
+    write("broken.json", {"b": {"text": RIGHT["text"], "tools": []}})
+    with FakeGemini() as gemini:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "k")
+        steady = ["--command", python_command(TABLE_AGENT, "steady.json")]
+        assert main(["run", "evals", *steady, "--out", "base.json"]) == 0
+        gemini.reset()
+        broken = ["--command", python_command(TABLE_AGENT, "broken.json")]
+        code = main(["run", "evals", *broken, "--baseline", "base.json", "--out", "r.json"])
+        calls = gemini.calls()
+    assert code == 1
+    case, results = _case_of("r.json", "b")
+    assert len(case.runs) == 4  # the run and its 3 confirmation re-runs, one answer
+    # final_response_match_v2 asks 5 samples of one question: once, not once per round
+    assert calls == 5, calls
+    assert results.usage.judge_calls == 5
+    assert results.usage.judge_reused == 3 * 5  # the three re-runs' answers, each a repeat

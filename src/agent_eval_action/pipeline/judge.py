@@ -32,13 +32,16 @@ async def judge_plan(
     traces: Sequence[CaseRunTrace],
     settings: JudgeSettings,
     baseline: Results | None = None,
+    earlier: JudgeResults | None = None,
 ) -> JudgeResults:
+    """`earlier`: what this run judged before (its earlier rounds): a question they answered
+    is not asked again."""
     import asyncio
 
     by_case: dict[CaseKey, list[CaseRunTrace]] = defaultdict(list)
     for trace in traces:
         by_case[trace.key].append(trace)
-    service = JudgeService(settings, baseline)
+    service = JudgeService(settings, baseline, earlier.verdicts() if earlier else None)
     results = JudgeResults()
     jobs: list[tuple[CaseJudgement, str, int, Evaluation]] = []
     for eval_set in plan.suite.eval_sets:

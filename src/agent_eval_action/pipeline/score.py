@@ -435,7 +435,7 @@ def score(
         fresh = [t for t in case_runs.traces if (t.key, t.run) not in done]
         print(f"judging {', '.join(sorted(judged_metrics(plan)))} ...", file=sys.stderr)
         try:
-            new = run_cancellable(judge_plan(plan, fresh, judge, baseline))
+            new = run_cancellable(judge_plan(plan, fresh, judge, baseline, judged))
         except Cancelled:
             cancelled = True
         else:

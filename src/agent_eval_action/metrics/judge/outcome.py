@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ...results import JudgeRecord, JudgeVerdict, Usage
+from ...results import JudgeRecord, JudgeSample, JudgeVerdict, Usage
 from ..registry import RunScore
 
 
@@ -65,6 +65,17 @@ class JudgeResults:
         self.reused_from.update(other.reused_from)
         self.no_key += other.no_key
         self.warnings.extend(w for w in other.warnings if w not in self.warnings)
+
+    def verdicts(self) -> dict[str, list[JudgeSample]]:
+        """Every verdict given so far in this run, by key (those that gave one): a later
+        round's question with the same key is answered from them, never asked again."""
+        found: dict[str, list[JudgeSample]] = {}
+        for case in self.cases.values():
+            for judged in case.runs.values():
+                for verdict in judged.verdicts:
+                    if verdict.error is None and verdict.samples:
+                        found.setdefault(verdict.key, verdict.samples)
+        return found
 
     def case(self, eval_set_id: str, eval_id: str) -> CaseJudgement | None:
         return self.cases.get((eval_set_id, eval_id))

@@ -8,6 +8,7 @@ keeps ADK's own `parallelism_limit` for its samples.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,10 +46,18 @@ class Answer:
 
 
 class JudgeService:
-    def __init__(self, settings: JudgeSettings, baseline: Results | None = None):
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        baseline: Results | None = None,
+        earlier: Mapping[str, list[JudgeSample]] | None = None,
+    ):
+        """`earlier`: the verdicts this run gave before (its earlier rounds), by key: reused
+        as repeats, so a question is judged once per run."""
         self.settings = settings
         self.warnings: list[str] = []
         self._baseline = baseline_verdicts(baseline)
+        self._earlier = dict(earlier or {})
         self._cache = DirectoryCache(settings.cache_dir) if settings.cache_dir else None
         self._client = GeminiClient(settings)
         self._asked: dict[str, asyncio.Future[Answer]] = {}
@@ -98,6 +107,9 @@ class JudgeService:
 
     async def _answer(self, key: str, ask: Ask) -> Answer:
         reused = Usage(judge_reused=ask.num_samples, cost_usd=0.0)
+        samples = self._earlier.get(key)
+        if samples is not None and len(samples) == ask.num_samples:
+            return Answer(key, "repeat", list(samples), usage=reused)
         samples = self._baseline.get(key)
         if samples is not None and len(samples) == ask.num_samples:
             return Answer(key, "baseline", list(samples), usage=reused)
