@@ -196,3 +196,49 @@ def test_the_example_pytest_file_passes_and_shows_the_failing_case():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed, 1 xfailed" in result.stdout
+
+
+CONFIRMING = """
+import pytest
+from agent_eval_action.testing import AgentEvaluator
+
+@pytest.mark.parametrize("confirm_runs", [3, 0])
+def test_against_main(confirm_runs):
+    AgentEvaluator.evaluate_sync(
+        "customer_support", "{passing}", num_runs=1, baseline="{base}",
+        confirm_runs=confirm_runs, results_file=f"{out}/confirm-{{confirm_runs}}.json",
+    )
+"""
+
+
+def test_the_pytest_route_confirms_a_regression_as_run_does(tmp_path):
+    """Against a baseline, a regression is re-run before it is blamed, as `run --baseline`
+    re-runs it; `confirm_runs=0` blames it on its first run."""
+    base = tmp_path / "base.json"
+    assert main(["run", PASSING, "--agent", "examples/customer_support", "--out", str(base)]) == 0
+    test_file = tmp_path / "test_confirming.py"
+    test_file.write_text(CONFIRMING.format(passing=PASSING, base=base, out=tmp_path))
+    with FakeGemini() as gemini:  # the agent on a model that answers nothing useful: it regresses
+        env = {
+            "CUSTOMER_SUPPORT_MODEL": "gemini-2.5-flash",
+            "GOOGLE_GEMINI_BASE_URL": gemini.url,
+            "GOOGLE_API_KEY": "fake",
+        }
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+        argv += ["-c", os.devnull, str(test_file)]
+        result = subprocess.run(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, **env, "PYTHONPATH": str(ROOT / "examples")},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "2 failed" in result.stdout, result.stdout
+    confirmed = Results.from_json((tmp_path / "confirm-3.json").read_text())
+    once = Results.from_json((tmp_path / "confirm-0.json").read_text())
+    for case in confirmed.cases:  # the regressed case and its 3 re-runs, each saying why
+        assert [r.purpose()[0] for r in case.runs] == ["suite", *["confirmation"] * 3]
+    assert all(len(case.runs) == 1 for case in once.cases)
+    assert confirmed.run_config.confirm_runs == 3 and once.run_config.confirm_runs == 0

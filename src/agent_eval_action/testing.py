@@ -31,15 +31,13 @@ import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InputError
+from .pipeline.options import DEFAULTS, RunOptions
 from .results import Results
 
-if TYPE_CHECKING:
-    from .pipeline.options import RunOptions
-
 NUM_RUNS = 2  # ADK's AgentEvaluator.evaluate default
+CONFIRM_RUNS = DEFAULTS.run.confirm_runs  # as `run` confirms a regression
 
 
 class EvaluationFailed(AssertionError):
@@ -93,6 +91,7 @@ class AgentEvaluator:
         fail_on: str = "regression",
         budgets: Sequence[tuple[str, float]] = (),
         strip_thoughts: bool = False,
+        confirm_runs: int = CONFIRM_RUNS,
     ) -> Results:
         """Evaluate as ADK's `AgentEvaluator.evaluate` does, for async tests (the run goes
         to a worker thread with its own event loop). See `evaluate_sync`."""
@@ -112,6 +111,7 @@ class AgentEvaluator:
                 fail_on=fail_on,
                 budgets=budgets,
                 strip_thoughts=strip_thoughts,
+                confirm_runs=confirm_runs,
             )
         except (EvaluationFailed, InputError) as failure:
             raise _here(failure) from None  # not from the worker thread, through asyncio
@@ -131,11 +131,14 @@ class AgentEvaluator:
         fail_on: str = "regression",
         budgets: Sequence[tuple[str, float]] = (),
         strip_thoughts: bool = False,
+        confirm_runs: int = CONFIRM_RUNS,
     ) -> Results:
         """Run the eval files at the path (a file, `FILE:id1,id2`, or a folder: every
         *.evalset.json and *.test.json below it) against the agent package ADK would import
         as `agent_module`, score them, and gate: on thresholds (ADK's rule), or on
-        regressions against `baseline` (a Results file), as `run --baseline` does.
+        regressions against `baseline` (a Results file), as `run --baseline` does: a
+        regression is re-run up to `confirm_runs` times before it is blamed, as `run` confirms
+        it (0: blamed on its first run), so a noisy agent makes more model calls there.
 
         Raises EvaluationFailed (an AssertionError) with the table when the gate fails,
         InputError (one line naming the file) on bad input, RuntimeError when no verdict
@@ -151,10 +154,12 @@ class AgentEvaluator:
             )
         if num_runs < 1:
             raise InputError(f"num_runs must be at least 1, got {num_runs}")
-        from .pipeline.options import RunOptions
 
+        if confirm_runs < 0:
+            raise InputError(f"confirm_runs must be 0 or more, got {confirm_runs}")
         options = RunOptions(
             num_runs=num_runs,
+            confirm_runs=confirm_runs,
             config=config,
             initial_session=initial_session_file,
             strip_thoughts=strip_thoughts,
@@ -209,13 +214,14 @@ def _no_running_loop() -> None:
 def _run(
     target: str, path: str, options: RunOptions, *, baseline: str | None, fail_on: str
 ) -> tuple[Results, int, str]:
-    """The `run --agent DIR` pipeline: the job, the agent stage, the score stage, the gate.
-    (Results, exit code as `run` gives it, the table to show)."""
+    """The `run --agent DIR` pipeline: the job, the agent stage, the score stage, the
+    confirmation rounds against a baseline, the gate. (Results, exit code as `run` gives
+    it, the table to show)."""
     from .github.env import GitHubEnv
     from .pipeline import gate as gating
     from .pipeline.job import prepare
     from .pipeline.run_cases import run_cases
-    from .pipeline.score import score
+    from .pipeline.session import Session
     from .report.console import table
     from .report.diff_console import table as diff_table
     from .runners import adk_runner
@@ -225,18 +231,10 @@ def _run(
         target, concurrency=options.concurrency, timeout=options.timeout_s, flag="agent_module"
     )
     job = prepare([path], options, baseline=baseline)
-    case_runs = run_cases(job.plan, runner, simulator=job.judge)  # scenarios: as `run`
-    scored = score(
-        job.plan,
-        case_runs,
-        options,
-        judge=job.judge,
-        baseline=job.baseline.results,
-        source=GitHubEnv.from_env(os.environ).source(),
-        warnings=job.warnings,
-        selection=job.selection,
-        gate=gating.gate_policy(gate),
-    )
+    session = Session(job, gate, GitHubEnv.from_env(os.environ).source(), runner=runner)
+    scored = session.start(run_cases(job.plan, runner, simulator=job.judge))  # scenarios too
+    if baseline is not None:
+        scored, _ = session.confirm()  # as `run --baseline` confirms a regression
     results = scored.results
     if results.partial:
         return results, EXIT_INFRASTRUCTURE, table(results)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,13 +12,11 @@ from . import args as common
 from .output import add_html, add_report
 
 if TYPE_CHECKING:
-    from ..compare.model import Diff
-    from ..core import CaseKey, Purpose
-    from ..metrics.judge import JudgeResults
     from ..pipeline.gate import Baseline as BaselineRecord
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
     from ..pipeline.score import Scored
+    from ..pipeline.session import Session
     from ..results import Results, Source
     from ..runners import Runner
     from ..traces import CaseRuns
@@ -102,28 +99,13 @@ def finish(
 
     from ..github.env import GitHubEnv
     from ..pipeline import gate as gating
-    from ..pipeline.score import score
+    from ..pipeline.session import Session
     from .output import Printed, write_html
 
     empty_shard = job.shard is not None and not job.plan.suite.case_count
     source = GitHubEnv.from_env(os.environ).source()
-
-    def scored_runs(runs: CaseRuns, before: JudgeResults | None = None) -> Scored:
-        return score(
-            job.plan,
-            runs,
-            job.options,
-            judge=None if empty_shard else job.judge,
-            baseline=job.baseline.results,
-            source=source,
-            shard=job.shard,
-            warnings=job.warnings,
-            judged_before=before,
-            selection=job.selection,
-            gate=gating.gate_policy(gate),
-        )
-
-    scored = scored_runs(case_runs)
+    session = Session(job, gate, source, runner=runner, judge=not empty_shard)
+    scored = session.start(case_runs)
     baseline, notes = _with_merge_base(args, job, source)
     paired = getattr(args, "paired", None) is not None
     if paired and (args.baseline is None or job.shard is not None):
@@ -133,12 +115,9 @@ def finish(
         print(f"note: {notes[0]}", file=sys.stderr)
     recording = getattr(args, "record_baseline", False)  # `run --record-baseline` (not `score`)
     if runner is not None and recording:
-        scored = _sampled(job, ExtraRuns(job, case_runs, scored, runner, scored_runs))
+        scored = session.sample()
     elif runner is not None and args.baseline is not None:
-        scored, baseline, more = _confirmed(
-            args, job, ExtraRuns(job, case_runs, scored, runner, scored_runs), gate, source,
-            pair=paired and job.shard is None,
-        )  # fmt: skip
+        scored, baseline, more = _confirmed(args, job, session, pair=paired and job.shard is None)
         notes += more
     results = scored.results
     results.warnings.extend(notes)
@@ -241,116 +220,25 @@ def _shard_diff(args: argparse.Namespace, job: Job, results: Results, gate: Gate
     )
 
 
-class ExtraRuns:
-    """Rounds of extra runs with this process's runner (confirmation re-runs, main's
-    sampling): each round the wanted cases once more, numbered after the suite's own and
-    saying why they ran, then every run scored again (only the new ones judged)."""
-
-    def __init__(
-        self,
-        job: Job,
-        case_runs: CaseRuns,
-        scored: Scored,
-        runner: Runner,
-        scored_runs: Callable[[CaseRuns, JudgeResults | None], Scored],
-    ):
-        self.job, self.runs, self.latest = job, case_runs, scored
-        self.runner, self.scored_runs = runner, scored_runs
-
-    def round(self, wanted: list[tuple[CaseKey, Purpose]], round_number: int) -> Results | None:
-        """The round's Results, or None when it was cancelled."""
-        from ..pipeline.confirm import confirmation_plan
-        from ..pipeline.run_cases import run_cases
-        from ..traces import CaseRuns
-
-        plan = confirmation_plan(self.job.plan, wanted, self.job.plan.num_runs + round_number)
-        new = run_cases(plan, self.runner, simulator=self.job.judge)
-        self.runs = CaseRuns(
-            self.runs.runner,
-            self.runs.target,
-            self.runs.started_at,
-            [*self.runs.traces, *new.traces],
-            self.runs.cancelled or new.cancelled,
-            adk_version=self.runs.adk_version,
-        )
-        self.latest = self.scored_runs(self.runs, self.latest.judged)
-        return None if new.cancelled else self.latest.results
-
-
-def _sampled(job: Job, extra: ExtraRuns) -> Scored:
-    """Main's sampling (pipeline/confirm.sampling_rounds): a recorded baseline's cases run
-    again until main has `--baseline-runs` runs of each, counting --baseline's and
-    --history's."""
-    from ..pipeline.confirm import sampling_rounds
-
-    if extra.latest.results.partial:
-        return extra.latest
-    added = sampling_rounds(
-        extra.latest.results,
-        known=job.baseline.known,
-        runs=job.options.baseline_runs,
-        sample=extra.round,
-    )
-    if added:
-        print(f"main's sampling: {added} more case-run(s)", file=sys.stderr)
-    return extra.latest
-
-
 def _confirmed(
-    args: argparse.Namespace,
-    job: Job,
-    extra: ExtraRuns,
-    gate: GateOptions,
-    source: Source,
-    *,
-    pair: bool,
+    args: argparse.Namespace, job: Job, session: Session, *, pair: bool
 ) -> tuple[Scored, BaselineRecord, list[str]]:
-    """Confirmation rounds (pipeline/confirm.py) with this process's runner, and with
-    `--paired REF` the same cases on REF's code each round (cli/paired.py); (the scores,
-    the baseline with the merge-base's Results as history, notes for the Results)."""
-    from ..pipeline import gate as gating
+    """The session's confirmation rounds, and with `--paired REF` the same cases on REF's
+    code each round (cli/paired.py); (the scores, the baseline with the merge-base's
+    Results as history, notes for the Results)."""
     from ..pipeline import paired as pairing
-    from ..pipeline.confirm import rounds
-    from ..pipeline.paired import with_merge_base
     from .paired import PairedStage
 
-    scored = extra.latest
-    if job.options.confirm_runs < 1 or scored.results.partial:
+    assert session.latest is not None
+    if job.options.confirm_runs < 1 or not pair or session.latest.results.partial:
+        scored, baseline = session.confirm()
         off = pair and job.options.confirm_runs < 1
-        return scored, job.baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
-    main_known = job.baseline.known  # folded once; each round adds the merge-base's runs
-    known = main_known
-    baseline = job.baseline
-    stage = PairedStage(args, job, source) if pair else None
-
-    def confirm(
-        wanted: list[tuple[CaseKey, Purpose]], round_number: int
-    ) -> tuple[Diff, Results] | None:
-        results = extra.round(wanted, round_number)
-        if results is None:
-            return None
-        if stage is not None:
-            nonlocal baseline, known
-            grown = stage.round(wanted, job.plan.num_runs + round_number)
-            if grown is not None:  # the merge-base's runs so far, in place of the earlier
-                known = main_known.plus(grown)
-                baseline = with_merge_base(job.baseline, grown)
-        return gating.gate(results, baseline, gate), results
-
+        return scored, baseline, [pairing.SKIPPED.format(why=pairing.NO_ROUNDS)] if off else []
+    stage = PairedStage(args, job, session.source)
     try:
-        _, warnings = rounds(
-            gating.gate(scored.results, job.baseline, gate),
-            scored.results,
-            known=lambda: known,
-            runs=job.options.confirm_runs,
-            limit=job.options.confirm_limit,
-            confirm=confirm,
-        )
+        scored, baseline = session.confirm(stage)
     finally:
-        if stage is not None:
-            stage.close()
-    latest = extra.latest
-    latest.results.warnings.extend(warnings)
-    if stage is not None and stage.side is not None and stage.side.results is not None:
+        stage.close()
+    if stage.side is not None and stage.side.results is not None:
         print(f"note: {pairing.summary(stage.side.results)}", file=sys.stderr)
-    return latest, baseline, [stage.note] if stage is not None and stage.note else []
+    return scored, baseline, [stage.note] if stage.note else []
