@@ -88,6 +88,7 @@ FAILS = [
     ),
     ("docs/running.md", ON_THE_PR, "the PR's run shows a new failure, in the output below"),
     ("docs/running.md", "compare --baseline baseline.json", "the output below: FAIL (...)"),
+    ("docs/accept.md", "--out results.json", "# on the PR: the gate fails"),
 ]
 TMP = "/tmp/"  # a command's /tmp/ is its project's tmp/
 GEMINI = ("GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI")

@@ -28,7 +28,7 @@ from ..errors import (
     fault_line,
 )
 from ..files import BENEATH_ENV, read_beneath
-from . import action, compare, merge, run, run_cases, score, serve_users
+from . import accept, action, compare, merge, run, run_cases, score, serve_users
 from .args import Parser, spread
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as a shell reports a reader that left
@@ -38,6 +38,11 @@ COMMANDS = (
     ("run", run, "run eval files against an agent, score them, and gate"),
     ("compare", compare, "compare a Results file with its baseline and gate on it"),
     ("merge", merge, "merge the Results of shards into one"),
+    (
+        "accept",
+        accept,
+        "rewrite the eval files of chosen cases to expect what the agent now does",
+    ),
     (
         "action",
         action,

@@ -1,0 +1,338 @@
+"""`accept` (accept/, docs/accept.md): the chosen cases' eval files rewritten to expect what
+the agent now does, on the chosen axes, in place; every other byte as it was; and each case
+it cannot accept refused with the reason. The agent is the table agent
+(tests/workers/table_agent.py), so a test decides what each run does; after accepting, the
+same agent run again passes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.paths import python_command
+from helpers.table_suite import RIGHT, TABLE_AGENT, order_case
+
+from agent_eval_action.accept.splice import Style, add, replace, span
+from agent_eval_action.cli import main
+
+NEW = {"text": "Shipped: it arrives Friday.", "tools": [["track", {"id": "A-1"}], ["notify", {}]]}
+
+
+def _agent(write, table: dict) -> list[str]:
+    write("table.json", table)
+    return ["--command", python_command(TABLE_AGENT, "table.json")]
+
+
+def _run(write, table: dict, out: str = "r.json", *flags: str) -> int:
+    return main(["run", "evals", *_agent(write, table), "--out", out, *flags])
+
+
+def _suite(write, text: str, name: str = "evals/shop.evalset.json") -> Path:
+    path = write(name, b"")
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return path
+
+
+def _evalset(cases: list[dict], **dumps: Any) -> str:
+    return json.dumps({"eval_set_id": "shop", "eval_cases": cases}, **dumps)
+
+
+# --- the whole round trip, every supported form and style -------------------------------------
+
+FORMS = {
+    "evalset, 2 spaces": lambda: _evalset([order_case("a"), order_case("b")], indent=2) + "\n",
+    "evalset, 4 spaces, camelCase, CRLF, BOM": lambda: (
+        "\ufeff"
+        + json.dumps(
+            {
+                "evalSetId": "shop",
+                "evalCases": [
+                    {
+                        "evalId": e,
+                        "conversation": [
+                            {
+                                "userContent": {
+                                    "role": "user",
+                                    "parts": [{"text": "Where is it?"}],
+                                },
+                                "finalResponse": {
+                                    "role": "model",
+                                    "parts": [{"text": RIGHT["text"]}],
+                                },
+                                "intermediateData": {"toolUses": [{"name": "track", "args": {}}]},
+                            }
+                        ],
+                    }
+                    for e in ("a", "b")
+                ],
+            },
+            indent=4,
+        ).replace("\n", "\r\n")
+    ),
+    "evalset, one line, raw UTF-8": lambda: _evalset(
+        [order_case("a"), order_case("b")], separators=(",", ":"), ensure_ascii=False
+    ).replace("Where is my order?", "Où est ma commande ?"),
+    "evalset, no expected calls or answer written": lambda: _evalset(
+        [
+            order_case("a"),
+            {"eval_id": "b", "conversation": [{"user_content": {"parts": [{"text": "Hi?"}]}}]},
+        ],
+        indent=2,
+    ),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_an_accepted_case_passes_on_the_next_run_and_nothing_else_moved(write, form):
+    path = _suite(write, FORMS[form]())
+    write(
+        "evals/test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    )
+    before = path.read_bytes()
+    table = {"a": RIGHT, "b": NEW}
+    assert _run(write, table) == 1  # b does something new
+    assert main(["accept", "r.json", "shop/b"]) == 0
+    after = path.read_bytes()
+    assert after != before
+    assert after.startswith(b"\xef\xbb\xbf") == before.startswith(b"\xef\xbb\xbf")
+    assert (b"\r\n" in after) == (b"\r\n" in before)
+    assert _run(write, table, "again.json") == 0  # the same agent passes now
+    # case a, and everything of b but its expectations, byte for byte
+    old, new = json.loads(before.decode("utf-8-sig")), json.loads(after.decode("utf-8-sig"))
+    cases = "evalCases" if "evalCases" in old else "eval_cases"
+    assert old[cases][0] == new[cases][0]
+    assert {k: v for k, v in old.items() if k != cases} == {
+        k: v for k, v in new.items() if k != cases
+    }
+    assert _text_outside_case_b(before) == _text_outside_case_b(after)
+
+
+def _text_outside_case_b(raw: bytes) -> str:
+    text = raw.decode("utf-8-sig")
+    key = "evalCases" if '"evalCases"' in text else "eval_cases"
+    start, end = span(text, (key, 1))
+    return text[:start] + text[end:]
+
+
+def test_legacy_rows_and_legacy_cases_are_rewritten_in_their_own_keys(write):
+    rows = [
+        {
+            "query": "Where is my order?",
+            "expected_tool_use": [{"tool_name": "track", "tool_input": {}}],
+            "reference": RIGHT["text"],
+        }
+    ]
+    write("evals/legacy/order.test.json", rows)
+    write("evals/legacy/cases.test.json", [{"name": "b", "data": rows}])
+    write(
+        "evals/legacy/test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    )
+    table = {"order": NEW, "b": NEW}  # ids: the file's name, and the case's name
+    write("evals/shop.evalset.json", _evalset([order_case("a")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {**table, "a": RIGHT}) == 1
+    results = json.loads(Path("r.json").read_text())
+    failing = [
+        f"{c['eval_set_id']}/{c['eval_id']}" for c in results["cases"] if c["status"] == "failed"
+    ]
+    assert len(failing) == 2, failing
+    assert main(["accept", "r.json"]) == 0  # the failing cases of the Results
+    order = json.loads(Path("evals/legacy/order.test.json").read_text())
+    assert order[0]["expected_tool_use"] == [
+        {"tool_name": "track", "tool_input": {"id": "A-1"}},
+        {"tool_name": "notify", "tool_input": {}},
+    ]
+    assert order[0]["reference"] == NEW["text"]
+    assert json.loads(Path("evals/legacy/cases.test.json").read_text())[0]["data"] == order
+    assert _run(write, {**table, "a": RIGHT}, "again.json") == 0
+
+
+def test_one_axis_rewrites_only_what_that_axis_compares(write):
+    _suite(write, _evalset([order_case("b")], indent=2))
+    write(
+        "evals/test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    )
+    assert _run(write, {"b": NEW}) == 1
+    assert main(["accept", "r.json", "b", "--axis", "trajectory"]) == 0
+    turn = json.loads(Path("evals/shop.evalset.json").read_text())["eval_cases"][0]["conversation"][
+        0
+    ]
+    assert turn["final_response"]["parts"][0]["text"] == RIGHT["text"]  # the old answer stays
+    assert [c["name"] for c in turn["intermediate_data"]["tool_uses"]] == ["track", "notify"]
+
+
+def test_accepting_nothing_leaves_every_file_byte_for_byte(write, capsys):
+    path = _suite(write, _evalset([order_case("a")], indent=3) + "\n\n")
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    before = path.read_bytes()
+    assert _run(write, {"a": RIGHT}) == 0
+    assert main(["accept", "r.json"]) == 0
+    assert path.read_bytes() == before
+    assert "nothing to accept" in capsys.readouterr().err
+
+
+def test_a_dry_run_prints_the_change_and_writes_nothing(write, capsys):
+    path = _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    before = path.read_bytes()
+    assert _run(write, {"b": NEW}) == 1
+    capsys.readouterr()
+    assert main(["accept", "r.json", "--dry-run"]) == 0
+    said = capsys.readouterr()
+    assert path.read_bytes() == before
+    assert said.out.startswith("--- a/evals/shop.evalset.json\n+++ b/evals/shop.evalset.json")
+    assert '+                "name": "notify",' in said.out
+    assert "would accept shop / b (trajectory, response, run 1)" in said.err
+
+
+def test_only_the_cases_regressed_in_a_diff_on_their_regressed_axis(write):
+    _suite(write, _evalset([order_case("a"), order_case("b")], indent=2))
+    write(
+        "evals/test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    )
+    assert _run(write, {"a": RIGHT, "b": RIGHT}, "base.json") == 0
+    # a fails now as it failed on main; b calls another tool: b regressed, on trajectory alone
+    write(
+        "evals/test_config.json",
+        {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}},
+    )
+    wrong = {"text": "No idea.", "tools": []}
+    assert _run(write, {"a": wrong, "b": RIGHT}, "base.json") == 1
+    changed = {"text": RIGHT["text"], "tools": [["notify", {}]]}
+    assert _run(write, {"a": wrong, "b": changed}, "r.json", "--confirm-runs", "0") == 1
+    before = json.loads(Path("evals/shop.evalset.json").read_text())
+    assert main(["accept", "r.json", "--baseline", "base.json"]) == 0
+    after = json.loads(Path("evals/shop.evalset.json").read_text())
+    assert after["eval_cases"][0] == before["eval_cases"][0]
+    b = after["eval_cases"][1]["conversation"][0]
+    assert b["intermediate_data"]["tool_uses"] == [{"name": "notify", "args": {}}]
+    assert b["final_response"] == before["eval_cases"][1]["conversation"][0]["final_response"]
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+def test_an_eval_file_edited_since_the_run_is_refused_untouched(write, capsys):
+    path = _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": NEW}) == 1
+    path.write_text(path.read_text() + " ")
+    edited = path.read_bytes()
+    assert main(["accept", "r.json"]) == 1
+    assert path.read_bytes() == edited
+    assert (
+        "refused shop / b: evals/shop.evalset.json: changed since the run"
+        in capsys.readouterr().err
+    )
+
+
+def test_runs_that_disagree_are_refused_unless_one_is_picked(write, capsys):
+    _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    table = {"b/0/1": NEW, "b/0/2": {"text": "x", "tools": [["refund", {}]]}}
+    assert _run(write, table, "r.json", "--num-runs", "2") == 1
+    assert main(["accept", "r.json"]) == 1
+    assert (
+        "its 2 runs did different things on trajectory/response; pick one (--run N)"
+        in capsys.readouterr().err
+    )
+    assert main(["accept", "r.json", "--run", "2"]) == 0
+    turn = json.loads(Path("evals/shop.evalset.json").read_text())["eval_cases"][0]["conversation"][
+        0
+    ]
+    assert turn["intermediate_data"]["tool_uses"] == [{"name": "refund", "args": {}}]
+
+
+def test_a_metric_no_expectation_decides_is_refused_with_its_name(write, capsys):
+    from helpers.factory import case, results
+
+    # a response metric that fails and that no reference answer decides
+    failing = case("b", {"rubric_based_final_response_quality_v1": [0.0]})
+    write("r.json", results(failing).dump_json())
+    assert main(["accept", "r.json", "s/b"]) == 1
+    said = capsys.readouterr().err
+    assert "refused s / b: rubric_based_final_response_quality_v1 failed or regressed" in said
+
+
+def test_a_scenario_case_is_refused(write, capsys):
+    from helpers.factory import case, results
+
+    scenario = case("talk", {"tool_trajectory_avg_score": [0.0]}).replace(scenario=True)
+    write("r.json", results(scenario).dump_json())
+    assert main(["accept", "r.json"]) == 1
+    assert "conversation_scenario case expects no turns" in capsys.readouterr().err
+
+
+def test_a_file_reached_through_a_link_out_of_the_root_is_refused(write, tmp_path, capsys):
+    _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": NEW}) == 1
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "shop.evalset.json").write_bytes(Path("evals/shop.evalset.json").read_bytes())
+    Path("evals/shop.evalset.json").unlink()
+    os.symlink(outside / "shop.evalset.json", "evals/shop.evalset.json")
+    kept = (outside / "shop.evalset.json").read_bytes()
+    assert main(["accept", "r.json"]) == 1
+    assert "not below . once its links are followed" in capsys.readouterr().err
+    assert (outside / "shop.evalset.json").read_bytes() == kept
+
+
+def test_invocation_events_are_refused_not_half_rewritten(write, capsys):
+    events = order_case("b")
+    events["conversation"][0]["intermediate_data"] = {"invocation_events": []}
+    path = _suite(write, _evalset([events], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": NEW}) == 1
+    before = path.read_bytes()
+    assert main(["accept", "r.json", "--axis", "trajectory"]) == 1
+    assert "invocation_events" in capsys.readouterr().err
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["accept", "r.json", "nobody"], '"nobody": no case of that name in the Results'),
+        (["accept", "missing.json"], "missing.json"),
+        (["accept", "r.json", "--diff", "r.json"], "not a Diff"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(write, capsys, argv, said):
+    _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": NEW}) == 1
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+
+
+# --- the splice itself ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dumps",
+    [{"indent": 2}, {"indent": 4}, {"indent": "\t"}, {}, {"separators": (",", ":")}],
+    ids=["2", "4", "tab", "one line", "compact"],
+)
+def test_a_replaced_or_added_value_is_written_as_the_file_writes_values(dumps):
+    data = {"a": {"b": [1, {"c": "é"}], "d": {}}, "e": 1}
+    text = json.dumps(data, **dumps)
+    style = Style.of(text)
+    changed = replace(text, ("a", "b", 1), {"c": "ü", "x": [1, 2]}, style)
+    assert json.loads(changed)["a"]["b"][1] == {"c": "ü", "x": [1, 2]}
+    whole = {**data, "a": {**data["a"], "b": [1, {"c": "ü", "x": [1, 2]}]}}
+    assert changed == json.dumps(whole, **dumps)  # as the file's own writer would have written it
+    added = add(text, ("a", "d"), "k", [1], style)
+    assert json.loads(added)["a"]["d"] == {"k": [1]}
+    added = add(text, ("a",), "k", True, style)
+    assert json.loads(added)["a"]["k"] is True
+    assert added == json.dumps({**data, "a": {**data["a"], "k": True}}, **dumps)
