@@ -336,3 +336,24 @@ def test_a_replaced_or_added_value_is_written_as_the_file_writes_values(dumps):
     added = add(text, ("a",), "k", True, style)
     assert json.loads(added)["a"]["k"] is True
     assert added == json.dumps({**data, "a": {**data["a"], "k": True}}, **dumps)
+
+
+# --- the offer in the report ------------------------------------------------------------------
+
+
+def test_the_comment_offers_accept_only_with_cases_to_accept_and_never_in_the_minimal_report():
+    from report_diffs import mixed
+
+    from agent_eval_action.core import CaseKey
+    from agent_eval_action.report import markdown
+    from agent_eval_action.report.model import AcceptOffer
+
+    diff, results = mixed()
+    offer = AcceptOffer(((CaseKey("s", "a_b"), ("trajectory",)),), 2, "accept.patch")
+    shown = markdown.comment(diff, results, markdown.Options(accept=offer))
+    assert "**Intended?** `accept` rewrites what the eval files expect of 1 case" in shown
+    assert "s / a\\_b (trajectory) (2 others it cannot: see its output)" in shown
+    assert "`agent-eval-action accept results.json --diff diff.json`" in shown
+    assert "Intended?" not in markdown.comment(diff, results, markdown.Options())
+    none = AcceptOffer((), 1, "accept.patch")
+    assert "Intended?" not in markdown.comment(diff, results, markdown.Options(accept=none))

@@ -507,6 +507,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "eval_sets",
         "trajectory",
         "response",
+        "accept",
         "improvements",
         "still_failing",
         "not_comparable",

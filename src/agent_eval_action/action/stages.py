@@ -7,6 +7,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from ..compare.model import Diff
 from ..errors import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -18,7 +19,7 @@ from ..errors import (
 from ..github.client import GitHubError
 from ..github.pulls import PullRequest
 from ..pipeline.paired import summary as paired_summary
-from ..report.model import Report
+from ..report.model import AcceptOffer, Report
 from ..results import Results
 from . import outputs, sandbox
 from .agent_run import base_environment, run_evals, suite_case_runs
@@ -177,6 +178,8 @@ def compare_and_publish(
         outputs.command("warning", f"NO BASELINE: {baseline.reason}; judged by thresholds only")
     diff.verdict.notes.extend(ctx.notes)  # at the top too: what this run could not do
     options = report_options(settings, baseline.relation, report_url(settings, ctx.gh, ctx.event))
+    if diff.verdict.trajectory_regressions or diff.verdict.response_regressions:
+        options = replace(options, accept=_accept_offer(results, diff, ctx))  # label or not
     report = Report.of(diff, results, options)  # the comment, summary and check run's
     comment, summary = write_reports(
         ctx.out_dir,
@@ -294,3 +297,15 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
     )
     outputs.write_outputs(ctx.settings.github.output, values)
     return run_code
+
+
+def _accept_offer(results: Results, diff: Diff, ctx: Context) -> AcceptOffer | None:
+    """What `accept` would rewrite in the checkout's eval files (accept/offer.py), its
+    patches written into output-dir; None, said as a warning, when it cannot be made."""
+    from ..accept.offer import offer
+
+    try:
+        return offer(results, diff, Path.cwd(), ctx.out_dir)
+    except (OSError, ValueError, InputError) as err:  # an eval file unreadable now
+        outputs.command("warning", f"no accept.patch: {err}")
+        return None

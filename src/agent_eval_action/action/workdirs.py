@@ -49,6 +49,10 @@ FILES = frozenset(
         "pr.json",
         "main-record.msgpack",
         "merge-base.json",
+        # what `accept` would change in the eval files (accept/offer.py PATCHES)
+        "accept.patch",
+        "accept-trajectory.patch",
+        "accept-response.patch",
     }
 )
 FOLDERS = frozenset({"baseline", "shards"})  # wholly the action's, and what is in them

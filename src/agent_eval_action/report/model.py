@@ -41,6 +41,18 @@ class Options:
     # the drill-down report.html: the run's artifacts (`…/actions/runs/ID#artifacts`) or the
     # uploaded file (`…/actions/runs/ID/artifacts/ID`); built by the action from the event
     report_url: str | None = None
+    # what `accept` would rewrite in this run's eval files (accept/offer.py, the action)
+    accept: AcceptOffer | None = None
+
+
+@dataclass(frozen=True)
+class AcceptOffer:
+    """The regressed cases whose expectations `accept` can rewrite, with the axes it would
+    rewrite in each; the others it refuses; and the file in output-dir holding the change."""
+
+    cases: tuple[tuple[CaseKey, tuple[Axis, ...]], ...]
+    refused: int
+    patch: str
 
 
 def key(case: CaseDiff) -> CaseKey:

@@ -48,6 +48,7 @@ SECTIONS: tuple[Section, ...] = (
         )
         for axis in AXES
     ),
+    Section("accept", "body", view.accept, "accept.md.j2"),
     # the other cases, with the first divergent turn of those that fail
     Section("improvements", "body", view.improvements, "improvements.md.j2", (OTHERS, *_TURNS)),
     Section(

@@ -46,6 +46,7 @@ from .labels import (
 )
 from .links import branch, commit_link, report_link, run_link
 from .model import (
+    AcceptOffer,
     EvalSetRow,
     Options,
     Report,
@@ -434,6 +435,27 @@ def legend(report: Report, detail: Detail) -> Legend:
         "confirmed": any(confirmed(c) for cases in report.regressed.values() for c in cases),
     }
     return Legend(tuple((term, LEGEND[term]) for term, shown in used.items() if shown))
+
+
+@dataclass(frozen=True)
+class Accept:
+    """How to accept the regressions as intended (accept/offer.py), or nothing to show."""
+
+    offer: AcceptOffer | None
+    where: Md  # a link to this run, whose artifacts hold its results.json and diff.json
+
+    @property
+    def names(self) -> list[str]:
+        assert self.offer is not None
+        return [f"{key.name} ({', '.join(axes)})" for key, axes in self.offer.cases]
+
+
+def accept(report: Report, detail: Detail) -> Accept:
+    """Nothing in the minimal report, nor when no regressed case can be accepted."""
+    offer = report.options.accept
+    if detail.minimal or offer is None or not offer.cases:
+        return Accept(None, Md(""))
+    return Accept(offer, run_link(report.current.source, report.options, "this run"))
 
 
 @dataclass(frozen=True)
