@@ -17,10 +17,25 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends git=1:2.47.3-0+deb13u1 \
     && rm -rf /var/lib/apt/lists/*
 
-COPY pyproject.toml README.md LICENSE constraints.txt /src/
+# Only pinned bytes (docs/security.md): every distribution comes from a lock that pins it with
+# == and lists the sha256 of its files, and pip's --require-hashes refuses any other bytes.
+# constraints.txt chooses the versions; `python scripts/image_lock.py` writes the two locks
+# from it.
+# Three steps, since pip checks hashes only of what it downloads:
+# 1. the build backend (pyproject.toml [build-system]: setuptools, wheel);
+# 2. the dependencies of agent-eval-action[adk], without build isolation: rouge-score, their one
+#    sdist (pure Python: no compiler is installed), is built by that backend, where an isolated
+#    build would install a setuptools of pip's choosing, unhashed;
+# 3. the tool itself from /src, which has no hash to check: no dependency (--no-deps), nothing
+#    from an index (--no-index), built by the same backend; pip check fails the build if the
+#    locks missed a dependency of it.
+# scripts/image_venv.py runs these same pip commands, read from here, in CI.
+COPY pyproject.toml README.md LICENSE requirements-build.lock requirements.lock /src/
 COPY src /src/src
-# Every dependency has a wheel for this platform: no compiler is installed, none is left.
-RUN pip install --no-cache-dir --constraint /src/constraints.txt "/src[adk]" \
+RUN pip install --no-cache-dir --require-hashes -r /src/requirements-build.lock \
+    && pip install --no-cache-dir --require-hashes --no-build-isolation --check-build-dependencies -r /src/requirements.lock \
+    && pip install --no-cache-dir --no-deps --no-index --no-build-isolation --check-build-dependencies /src \
+    && pip check \
     && rm -rf /src
 
 # An isolated interpreter (-I): neither the workspace (the current folder, where a PR may

@@ -4,8 +4,8 @@
     python bench/bench_image_size.py --fresh    # a new venv in a temporary directory (a minute)
     python bench/bench_image_size.py --json
 
-The venv is installed as the Dockerfile installs the image (`pip install --constraint
-constraints.txt ".[adk]"`), smoke-tested on both examples, and measured from its
+The venv is installed as the Dockerfile installs the image (its pip commands: the
+hash-locked requirements, then the tool), smoke-tested on both examples, and measured from its
 distributions' RECORD files: what `agent-eval-action[adk]` adds to python:3.11-slim, and
 the same without google-adk (and what only it pulls in). With --fresh, the install time is
 measured too (pip's cache still serves the downloads it holds).

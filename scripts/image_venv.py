@@ -4,32 +4,36 @@
     python scripts/image_venv.py /tmp/venv --rebuild
     python scripts/image_venv.py --json           # the figures as one JSON object
 
-There is no Docker engine on the developers' machines or in CI, so this does what the
-Dockerfile's one RUN line does, in a virtualenv: `pip install --constraint constraints.txt
-".[adk]"` (not editable: the package is copied into site-packages, as in the image). Then
-it runs the installed entry point the way the image's ENTRYPOINT would:
+There is no Docker engine on the developers' machines or in CI, so this runs the pip
+commands of the Dockerfile's RUN line that installs the tool, read from the Dockerfile
+(`image_installs`), in a virtualenv, the repository's root as the image's /src: the build
+backend from requirements-build.lock, then the dependencies from requirements.lock, both
+hash-checked (`--require-hashes`), then the project itself (`--no-deps`, not editable: the
+package is copied into site-packages, as in the image), then `pip check`. Then it runs the
+installed entry point the way the image's ENTRYPOINT would:
 
 - `agent-eval-action --version`;
 - `run examples/evals --command "<venv python> examples/agent/support_agent.py"` (the
   framework-free example, examples/README.md);
 - `run examples/customer_support/evals --agent examples/customer_support` (the ADK example:
-  google-adk from the `adk` extra, as pinned by constraints.txt);
+  google-adk from the `adk` extra, as locked by requirements.lock);
 - `action`, the image's own command, on a workflow_dispatch event (mode run, no token);
 
 and checks that each example gives its documented result: 6 cases, 5 passed, the one that
 fails on purpose failed, exit code 1 (the gate fails on that case's threshold).
 
-Reuse: the venv is kept with a stamp of the Python version, pyproject.toml and
-constraints.txt; while the stamp matches, only the project itself is reinstalled
-(`--no-deps --force-reinstall`, seconds). Any change to those files rebuilds it.
+Reuse: the venv is kept with a stamp of the Python version, pyproject.toml, constraints.txt,
+the two locks and the Dockerfile's pip commands; while the stamp matches, only the project
+itself is reinstalled (the last install command, with `--force-reinstall`, seconds). Any
+change to those rebuilds it.
 
 Sizes, from the installed distributions' RECORD files (every file each one installed,
 measured on disk, .pyc files included): the closure of `agent-eval-action[adk]` (what the
 image adds to python:3.11-slim, but pip), the closure of `agent-eval-action` alone (the same
 image without google-adk and what only it pulls in), and the whole site-packages (those
 plus the venv's own pip). Computing "without google-adk" from the RECORDs of one venv needs
-no second install, and it is what a `pip install .` venv would hold, since constraints.txt
-pins every shared dependency to the same version either way.
+no second install, and it is what a `pip install .` venv would hold, since the lock pins
+every shared dependency to the same version either way.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_VENV = ROOT / ".ci" / "image-venv"
 STAMP = ".image-venv-stamp.json"
+# The files the venv is installed from (with the Dockerfile's pip commands: fingerprint).
+INPUTS = ("pyproject.toml", "constraints.txt", "requirements-build.lock", "requirements.lock")
 
 # (eval path, runner arguments given the venv's python, the case that fails on purpose)
 EXAMPLES = (
@@ -149,10 +155,37 @@ def base_python() -> str:
     )
 
 
+def image_installs(dockerfile: str | None = None) -> list[list[str]]:
+    """The pip commands of the Dockerfile's RUN line that installs the tool, each as its
+    arguments after `pip`, in order, with the image's /src taken as the repository root
+    (`/src/requirements.lock` -> `requirements.lock`, `/src` -> `.`); its other commands
+    (`rm -rf /src`) are left out. `dockerfile`: the Dockerfile's text, else it is read."""
+    if dockerfile is None:
+        dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    for line in dockerfile.replace("\\\n", " ").splitlines():
+        if not line.startswith("RUN ") or "pip install" not in line:
+            continue
+        commands: list[list[str]] = [[]]
+        for word in shlex.split(line.removeprefix("RUN ")):
+            if word == "&&":
+                commands.append([])
+            else:
+                commands[-1].append(word)
+        return [[_local(word) for word in words[1:]] for words in commands if words[:1] == ["pip"]]
+    raise SystemExit("image-venv: the Dockerfile has no RUN line with `pip install`")
+
+
+def _local(word: str) -> str:
+    if word == "/src":
+        return "."
+    return word.removeprefix("/src/")
+
+
 def fingerprint() -> str:
     digest = hashlib.sha256(f"{base_python()} {platform.python_version()}".encode())
-    for name in ("pyproject.toml", "constraints.txt"):
+    for name in INPUTS:
         digest.update(b"\0" + (ROOT / name).read_bytes())
+    digest.update(b"\0" + json.dumps(image_installs()).encode())
     return digest.hexdigest()
 
 
@@ -163,6 +196,12 @@ def _python(venv: Path) -> Path:
 def _pip(venv: Path, *args: str) -> None:
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     _run([str(_python(venv)), "-m", "pip", "-qq", *args], env=env)
+
+
+def _install(venv: Path, args: list[str], *more: str) -> None:
+    """One of the Dockerfile's `pip install` commands; pip's cache is used here (the image
+    keeps none: --no-cache-dir only spares its size)."""
+    _pip(venv, *[a for a in args if a != "--no-cache-dir"], *more)
 
 
 def ensure(venv: Path, rebuild: bool = False) -> dict:
@@ -176,17 +215,19 @@ def ensure(venv: Path, rebuild: bool = False) -> dict:
         and stamp.exists()
         and json.loads(stamp.read_text()).get("fingerprint") == current
     )
+    installs = [args for args in image_installs() if args[:1] == ["install"]]
     if reused:
         _log(f"reusing {venv}; reinstalling the project only")
-        _pip(venv, "install", "--no-deps", "--force-reinstall", ".")
+        _install(venv, installs[-1], "--force-reinstall")
     else:
-        _log(f"creating {venv} (pip install --constraint constraints.txt '.[adk]')")
+        _log(f"creating {venv} (the Dockerfile's pip commands: the locks, then the project)")
         if venv.exists():
             shutil.rmtree(venv)
         venv.parent.mkdir(parents=True, exist_ok=True)
         _run([base_python(), "-m", "venv", str(venv)])
         # The Dockerfile's RUN line, with the repository root as /src.
-        _pip(venv, "install", "--constraint", "constraints.txt", ".[adk]")
+        for args in installs:
+            _install(venv, args)
         stamp.write_text(json.dumps({"fingerprint": current}))
     # any conflict is printed (to stderr: stdout may be --json) and fails the step
     _run([str(_python(venv)), "-m", "pip", "check"], stdout=sys.stderr)
