@@ -1,7 +1,9 @@
 """files/writing.py: a file is written whole or not at all, and a device or pipe named as
 the output (`--out /dev/null`) is written into, never replaced by a file. Blocks are written
 by a thread of their own (`Behind`): every byte in order, its errors raised in the caller. The pipe here
-stands in for /dev/null: renaming over the real device as root would break the machine."""
+stands in for /dev/null: renaming over the real device as root would break the machine.
+A file moved into place replaces a link there; a file written a line at a time holds each
+line once flushed; an appended one keeps what it held."""
 
 from __future__ import annotations
 
@@ -14,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_eval_action.files import replacing, write_whole, writing
+from agent_eval_action.files import (
+    append_text,
+    line_by_line,
+    move,
+    replacing,
+    write_whole,
+    writing,
+)
 
 
 def test_a_file_is_written_whole_and_nothing_is_left_beside_it(tmp_path: Path):
@@ -136,3 +145,36 @@ def test_an_error_of_the_caller_stops_the_thread_and_removes_the_temporary_file(
         raise KeyboardInterrupt  # a cancelled job
     assert list(tmp_path.iterdir()) == []
     assert not _writers()
+
+
+# ---- moved into place, written a line at a time, appended to -----------------------------
+
+
+def test_a_file_moved_into_place_replaces_a_link_there_and_writes_nothing_through_it(
+    tmp_path: Path,
+):
+    target, elsewhere = tmp_path / "run" / "results.json", tmp_path / "elsewhere.json"
+    elsewhere.write_text("theirs\n", encoding="utf-8")
+    target.parent.mkdir()
+    target.symlink_to(elsewhere)
+    (tmp_path / "taken.json").write_text("ours\n", encoding="utf-8")
+    move(tmp_path / "taken.json", target)
+    assert not target.is_symlink() and target.read_text(encoding="utf-8") == "ours\n"
+    assert elsewhere.read_text(encoding="utf-8") == "theirs\n"
+    move(target, tmp_path / "new" / "results.json")  # missing folders are made
+    assert (tmp_path / "new" / "results.json").read_text(encoding="utf-8") == "ours\n"
+
+
+def test_a_line_is_in_the_file_once_flushed_and_an_appended_file_keeps_what_it_held(
+    tmp_path: Path,
+):
+    traces = tmp_path / "stage" / "traces.jsonl"
+    out = line_by_line(traces)
+    out.write("{}\n")
+    out.flush()
+    assert traces.read_text(encoding="utf-8") == "{}\n"  # the writer is still at work
+    out.close()
+    summary = tmp_path / "summary.md"
+    append_text(summary, "one\n")
+    append_text(summary, "two é\n")
+    assert summary.read_text(encoding="utf-8") == "one\ntwo é\n"

@@ -721,7 +721,7 @@ def test_cli_bad_cache_dir_and_price_table_are_bad_input(cli, monkeypatch, capsy
     monkeypatch.setenv("AGENT_EVAL_JUDGE_PRICES", "missing-prices.json")
     assert cli() == (2, None)
     err = capsys.readouterr().err
-    assert err.startswith("error: missing-prices.json: cannot read the price table")
+    assert err.startswith("error: missing-prices.json: no such file")
 
 
 def test_deterministic_suites_never_import_google_genai(write):

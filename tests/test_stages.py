@@ -156,3 +156,22 @@ def test_case_runs_without_a_trace_are_errored_never_passed(suite, capsys) -> No
     refund = next(c for c in results.cases if c.eval_id == "refund")
     assert not results.partial and refund.status == "errored"
     assert "returned no trace" in (refund.note or "")
+
+
+def test_an_answer_with_a_line_separator_in_it_stays_one_trace(write) -> None:
+    """U+2028 and U+0085 are line breaks to str.splitlines() but not to JSON lines: a traces
+    file holding them as they are (pydantic writes them unescaped) is read a trace a line."""
+    from helpers.table_suite import TABLE_AGENT, order_case
+
+    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [order_case("a")]})
+    write(
+        "table.json", {"a": {"text": "Line one\u2028line two\u0085end.", "tools": [["track", {}]]}}
+    )
+    agent = ["--command", python_command(TABLE_AGENT, "table.json")]
+    assert main(["run-cases", "evals", *agent, "--traces", "t.jsonl"]) == 0
+    assert "\u2028" in Path("t.jsonl").read_text(encoding="utf-8")  # as written, unescaped
+    assert main(["score", "evals", "--traces", "t.jsonl", "--out", "r.json"]) in (0, 1)
+    (case,) = Results.from_json(Path("r.json").read_text()).cases
+    (turn,) = case.runs[0].turns()
+    assert turn.actual is not None and turn.actual.final_response is not None
+    assert turn.actual.final_response.text() == "Line one\u2028line two\u0085end."

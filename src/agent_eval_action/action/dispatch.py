@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..files import read_bytes
 from ..github.client import GitHub
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -49,14 +50,11 @@ def dispatched_pull(gh: GitHub, repo: str, number: int) -> DispatchedPull:
 
 
 def _read(path: Path, limit: int = _MAX_READ) -> str | None:
+    """The file's text, or None when it cannot be read or is over `limit` bytes."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError:
+        return read_bytes(path, str(path), limit).decode("utf-8", "replace")
+    except InputError:
         return None
-    if len(data) > limit:
-        return None
-    return data.decode("utf-8", "replace")
 
 
 def _git_dir(workspace: Path) -> Path | None:

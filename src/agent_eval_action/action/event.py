@@ -207,18 +207,9 @@ def load_event(event_name: str | None, event_path: str | None) -> Event:
         return OtherEvent(event_name)
     if not event_path:
         raise InputError(f"GITHUB_EVENT_PATH is not set for the {event_name} event")
-    from ..files import jsonpos
+    from ..files import jsonpos, read_text
 
-    try:
-        data = jsonpos.loads(Path(event_path).read_text(encoding="utf-8"), event_path)
-    except OSError as err:
-        raise InputError(f"cannot read the event file: {err.strerror}", file=event_path) from None
-    except (
-        ValueError,
-        RecursionError,
-    ) as err:  # JSONDecodeError, UnicodeDecodeError, too many digits
-        reason = str(err) if isinstance(err, ValueError) else "nested too deeply"
-        raise InputError(f"the event file is not JSON: {reason}", file=event_path) from None
+    data = jsonpos.loads(read_text(Path(event_path), event_path), event_path)
     if not isinstance(data, dict):
         raise InputError("the event file is not a JSON object", file=event_path)
     return parse(_Payload(data, event_path, event_name))

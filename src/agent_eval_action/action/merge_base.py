@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..core import CaseKey, Purpose
 from ..errors import InputError
+from ..files import write_whole
 from ..pipeline import paired as pairing
 from ..pipeline.confirm import round_json
 from .event import Event, MergeGroupEvent, PullRequestEvent
@@ -116,7 +117,7 @@ class MergeBaseRuns:
         user, added = self.side
         flags, start = there
         plan = private / f"merge-base-{run}.json"
-        plan.write_text(round_json(run, pairing.paired(wanted, self.worktree.commit.sha)))
+        write_whole(plan, round_json(run, pairing.paired(wanted, self.worktree.commit.sha)))
         produced = user.scratch / f"merge-base-traces-{run}.jsonl"
         argv = ["run-cases", *shared, *flags, "--agent-cwd", str(start)]
         argv += ["--traces", str(produced), "--confirm", "-"]

@@ -12,11 +12,11 @@ event and the runner (docs/security.md).
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 from ..errors import EXIT_INFRASTRUCTURE, EXIT_PASS, InfrastructureError, InputError
+from ..files import move, read_bytes
 from ..pipeline.bounds import check_scores
 from ..pipeline.paired import FILE_NAME as MERGE_BASE_FILE
 from ..pipeline.paired import summary as paired_summary
@@ -97,8 +97,7 @@ def _artifact_results(taken: Path, path: Path) -> Results:
     job's own), loaded and checked."""
     from ..compare.loading import load_results
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(taken, path)
+    move(taken, path)
     results = load_results(str(path), mapped=True)
     check_scores(results, str(path))
     return results
@@ -191,16 +190,17 @@ def _write_main_record(ctx: Context, previous: ChosenBaseline) -> None:
 
 
 def _store_on_data_branch(ctx: Context, results: Results) -> None:
-    from ..github.databranch import DATA_BRANCH, DataBranchError, store_results
+    from ..github.databranch import DATA_BRANCH, MAX_RESULTS_BYTES, DataBranchError, store_results
 
     sha = results.source.sha or ctx.settings.github.sha
     if sha is None:
         raise InputError("GITHUB_SHA is not set: cannot store the baseline by commit")
     gh = ctx.require_gh("storing the baseline on a branch")
-    data = (ctx.out_dir / "results.json").read_bytes()
+    path = ctx.out_dir / "results.json"
     try:
+        data = read_bytes(path, str(ctx.shown(path.name)), MAX_RESULTS_BYTES)
         store_results(gh, ctx.repo, data_branch=DATA_BRANCH, sha=sha, data=data)
-    except DataBranchError as err:
+    except (DataBranchError, InputError) as err:
         raise InfrastructureError(f"the baseline was not stored on {DATA_BRANCH}: {err}") from None
     print(f"baseline results stored on the {DATA_BRANCH} branch for {sha[:12]}")
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, TextIO
 
+from ..files import append_text
 from ..report.check import escape_data
 from ..report.markdown import SUMMARY_LIMIT  # above it the runner drops the whole summary
 
@@ -38,8 +39,7 @@ def write_outputs(path: str | None, values: Mapping[str, str], log: TextIO = sys
         for name, value in values.items():
             print(f"output {name}={value}", file=log)
         return
-    with open(path, "a", encoding="utf-8") as out:
-        out.write("".join(output_block(name, value) for name, value in values.items()))
+    append_text(Path(path), "".join(output_block(name, value) for name, value in values.items()))
 
 
 def append_summary(path: str | None, markdown: str) -> bool:
@@ -51,8 +51,7 @@ def append_summary(path: str | None, markdown: str) -> bool:
     data = markdown.rstrip("\n") + "\n"
     if used + len(data.encode("utf-8")) > SUMMARY_LIMIT:
         return False
-    with target.open("a", encoding="utf-8") as out:
-        out.write(data)
+    append_text(target, data)
     return True
 
 

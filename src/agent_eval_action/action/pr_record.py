@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..files import read_bytes
+from ..files import read_bytes, write_whole
 
 FILE_NAME = "pr.json"
 SCHEMA = "agent-eval-pr/1"
@@ -33,7 +33,7 @@ class PrRecord:
         data = {"schema": SCHEMA, "number": self.number, "head_sha": self.head_sha}
         if self.base_sha:
             data["base_sha"] = self.base_sha
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        write_whole(path, json.dumps(data, indent=1) + "\n")
         return path
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..compare.model import REGRESSIONS, Diff
 from ..compare.record import MainRecord, Past
+from ..files import write_whole
 from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
 from ..github.comments import STAMP_RESERVE, upsert_sticky
@@ -100,8 +101,8 @@ def write_reports(
     summary = markdown.summary_of(report, limit=markdown.SUMMARY_LIMIT - size(trend))
     summary += trend
     diff.write(out_dir / "diff.json")
-    (out_dir / "report.md").write_text(comment, encoding="utf-8")
-    (out_dir / "summary.md").write_text(summary, encoding="utf-8")
+    write_whole(out_dir / "report.md", comment)
+    write_whole(out_dir / "summary.md", summary)
     if page:
         html.write(
             out_dir / html.FILE_NAME,

@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .. import launch
-from ..errors import InfrastructureError
+from ..errors import InfrastructureError, InputError
+from ..files import read_bytes
 from ..files.safe import open_folder, open_untrusted, remove_entry, remove_tree
 from ..runners.reaper import Proc, processes, real_uid
 
@@ -389,8 +390,8 @@ def kept_credentials(workspace: Path) -> list[str]:
     git config (actions/checkout with persist-credentials, the default)."""
     config = workspace / ".git" / "config"
     try:
-        text = config.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_bytes(config, str(config)).decode("utf-8", "replace")
+    except InputError:
         return []
     if "extraheader" not in text.lower() and "includeif" not in text.lower():
         return []

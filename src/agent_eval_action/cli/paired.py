@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import launch
 from ..errors import EXIT_PASS
+from ..files import write_whole
 from ..pipeline import paired as pairing
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ class PairedStage:
         flags, start = there
         plan = self.scratch / f"round-{run}.json"
         paired_cases = pairing.paired(wanted, self.side.sha)
-        plan.write_text(round_json(run, paired_cases), encoding="utf-8")
+        write_whole(plan, round_json(run, paired_cases))
         traces = self.scratch / f"traces-{run}.jsonl"
         argv = launch.tool("run-cases", *stage_arguments(self.args))
         argv += [*flags, "--agent-cwd", str(start), "--traces", str(traces), "--confirm", str(plan)]

@@ -150,8 +150,8 @@ def utf8_bytes(raw: Buffer, display: str) -> Buffer:
     return raw
 
 
-def read_text(path: Path, display: str) -> str:
-    return decode(read_bytes(path, display), display)
+def read_text(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> str:
+    return decode(read_bytes(path, display, limit), display)
 
 
 def sha256(raw: bytes) -> str:

@@ -1,5 +1,6 @@
 """Writing a file whole or not at all, the kernel's share of a large write done beside the
-caller's next work."""
+caller's next work; moving a file into place; files that grow as they are read (a line at a
+time, or appended to)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from ..errors import DISK_FULL
 from .reading import Buffer
@@ -173,7 +174,30 @@ def _device(path: Path) -> bool:
     return stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Write `text` (UTF-8) to `path` whole or not at all (`replacing`)."""
+def write_whole(path: Path, data: str | bytes) -> None:
+    """Write `data` (a str as UTF-8) to `path` whole or not at all (`replacing`)."""
     with replacing(path) as out:
-        out.write(text.encode("utf-8"))
+        out.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+
+def move(source: Path, target: Path) -> None:
+    """Put the file `source` (this job's own) at `target` by a rename: whole at once, and a
+    link standing at `target` is replaced, not written through. Missing folders are made;
+    both must be on one file system."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+
+
+def line_by_line(path: Path) -> TextIO:
+    """`path` made (or emptied; missing folders made) for UTF-8 text written a line at a
+    time: each line is in the file once the caller flushes it, so a reader of a writer that
+    died (the agent stage's traces) finds the lines so far. The caller closes it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path.open("w", encoding="utf-8")
+
+
+def append_text(path: Path, text: str) -> None:
+    """Add `text` (UTF-8) at the end of `path`, made when missing: a file that others read
+    as it grows (the runner's file commands: the step's outputs, the job summary)."""
+    with path.open("a", encoding="utf-8") as out:
+        out.write(text)

@@ -13,7 +13,6 @@ download that is not a zip is taken as that single file, `results.json`, and bec
 
 from __future__ import annotations
 
-import os
 import re
 import zipfile
 import zlib
@@ -21,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ..files import written_behind
+from ..files import move, written_behind
 
 RAW_NAME = "results.json"
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -168,8 +167,7 @@ def extract_files(
             fail(f"the un-zipped artifact is over {max_entry_bytes} bytes")
         if wanted is not None and RAW_NAME not in wanted:
             return {}
-        dest.mkdir(parents=True, exist_ok=True)
-        os.replace(archive, dest / RAW_NAME)
+        move(archive, dest / RAW_NAME)
         return {RAW_NAME: dest / RAW_NAME}
     try:
         opened = zipfile.ZipFile(archive)

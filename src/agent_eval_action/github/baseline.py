@@ -12,7 +12,6 @@ client's retries, or unreachable) is different: the GitHubError propagates (exit
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from ..compare.loading import load_baseline
 from ..compare.record import MainRecord
 from ..compare.record_file import RECORD_NAME, read_record
 from ..compare.sanity import Bounded, ResultsRefused, check_bounded
+from ..files import move
 from ..results import Results
 from . import artifacts, commits
 from .client import ArtifactExpired, GitHub, GitHubError
@@ -81,19 +81,6 @@ def describe(sha: str, anchor: str, distance: int, *, pull: bool, what: str) -> 
         return name
     commits_ = "commit" if distance == 1 else "commits"
     return f"{short(sha)}, {distance} {commits_} before {name} (the nearest with {what})"
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that no reader ever sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def baseline_path(dest: Path, n: int = 0) -> Path:
@@ -391,9 +378,9 @@ class _Candidates:
             held = ", ".join(artifacts.entry_names(archive)[:5]) or "nothing"
             self.skipped.append(f"{what} has no {RESULTS_NAME} at its root (it holds {held})")
             return False
-        os.replace(files[RESULTS_NAME], path)
+        move(files[RESULTS_NAME], path)
         if RECORD_NAME in files:
-            os.replace(files[RECORD_NAME], path.parent / RECORD_NAME)
+            move(files[RECORD_NAME], path.parent / RECORD_NAME)
         return True
 
 

@@ -9,16 +9,16 @@ method, because GitHub refused them without acting, up to a cap on the total wai
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
+
+from ..files import Sink, replacing
 
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "agent-eval-action"
@@ -204,33 +204,25 @@ class GitHub:
         GitHub answers 302 to blob storage, which must get no token. The bytes are never
         held in memory: the size cap is counted and the digest computed as they arrive,
         and the listed `digest` (when it is a sha256) checked at the end. On any failure
-        nothing is left at `dest`: the bytes go to a temporary file beside it, renamed
-        into place once complete and checked."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        nothing is left at `dest`: it is written whole or not at all (files.replacing)."""
         try:
             response = self.request("GET", url, allow_redirects=False, stream=True)
         except GitHubError as exc:
             if exc.status == 410:
                 raise ArtifactExpired(410, exc.message, exc.url) from None
             raise
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-        try:
-            with os.fdopen(fd, "wb") as out, response:
-                if response.is_redirect:
-                    actual = self._follow(response.headers["Location"], out, max_bytes, url)
-                else:
-                    actual = _write_capped(response, out, max_bytes, url)
+        with response, replacing(dest) as out:
+            if response.is_redirect:
+                actual = self._follow(response.headers["Location"], out, max_bytes, url)
+            else:
+                actual = _write_capped(response, out, max_bytes, url)
             if digest and digest.startswith("sha256:") and actual != digest:
                 raise GitHubError(
                     None, f"artifact digest is {actual}, not the listed {digest}", url
                 )
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
         return actual
 
-    def _follow(self, location: str, out: BinaryIO, max_bytes: int, url: str) -> str:
+    def _follow(self, location: str, out: Sink, max_bytes: int, url: str) -> str:
         """The redirect's body written to `out` (its digest returned), with no credentials."""
         # auth=no-op: no Authorization header, and no .netrc credentials either.
         with (
@@ -244,7 +236,7 @@ class GitHub:
             return _write_capped(blob, out, max_bytes, url)
 
 
-def _write_capped(response: requests.Response, out: BinaryIO, max_bytes: int, url: str) -> str:
+def _write_capped(response: requests.Response, out: Sink, max_bytes: int, url: str) -> str:
     """Write the body to `out`, refusing it past `max_bytes`; its sha256 digest."""
     declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > max_bytes:

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..compare.sanity import Bounded
+from ..files import write_whole
 from ..results import Results
 from .baseline import (
     HISTORY,
@@ -47,7 +48,6 @@ from .baseline import (
     none_found,
     push_run_problem,
     short,
-    write_atomically,
 )
 from .client import GitHub, GitHubError
 
@@ -332,7 +332,7 @@ def find_branch_baseline(
             skipped.append(f"{what} is not valid base64")
             continue
         path = baseline_path(dest, 0 if found is None else len(older.paths) + 1)
-        write_atomically(path, data)
+        write_whole(path, data)
         del data
         results, unusable = install(path, what, older=found is not None)
         problem = None if results is None else runs.problem(sha, results)

@@ -71,6 +71,12 @@ class Metric:
         return replace(self, score_run=self.thoughtless, thoughtless=None)
 
     @property
+    def decides(self) -> bool:
+        """Whether its status is part of a case's (pass, fail): it is on an axis. An
+        informational metric is shown beside the case and never changes its status."""
+        return self.kind != "informational"
+
+    @property
     def axis(self) -> Axis:
         """The axis a failure of this metric regresses (Results' `axis`)."""
         if self.kind == "trajectory":

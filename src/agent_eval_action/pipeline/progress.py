@@ -6,11 +6,14 @@
   record every few seconds, and a line per errored case-run.
 - Anything else (a log file, a pipe): one line per finished case-run.
 
-"passed"/"failed" so far are provisional: each case-run is scored alone, with the
-deterministic built-in metrics only (tool trajectory, response match). The final
-verdict, with every metric and run, is the results table printed at the end. That
-scoring happens on a thread of its own, never in the event loop the agents run in
-(the first ROUGE score imports NLTK, which takes seconds).
+"passed"/"failed" so far are provisional. Each case-run is scored alone, as the score
+stage scores a case, with the metrics that decide a case's status (`Metric.decides`) and
+need no judge: the deterministic built-in ones, and custom ones (the agent stage scored
+them on the trace). One of them failing is "FAILED"; "passed" needs every metric that
+decides, so a case-run whose LLM-judged metrics are still to be asked is neither. The
+verdict is the results table printed at the end, which pools a case's runs (one run's
+verdict here is its own). That scoring happens on a thread of its own, never in the event
+loop the agents run in (the first ROUGE score imports NLTK, which takes seconds).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ if TYPE_CHECKING:
 
 Mode = Literal["tty", "actions", "lines"]
 Verdict = Callable[["CaseRunTrace"], Status | None]
-QUICK_METRICS = ("tool_trajectory_avg_score", "response_match_score")
 TTY_REFRESH_S = 0.5
 ACTIONS_INTERVAL_S = 5.0
 
@@ -48,7 +50,8 @@ def progress_mode(stream: TextIO, environ: Mapping[str, str]) -> Mode:
 
 
 def quick_verdict(plan: Plan) -> Verdict:
-    """Score one finished case-run alone with the cheap deterministic metrics (see above)."""
+    """Score one finished case-run alone with the metrics that decide and need no judge;
+    None (neither passed nor failed) while a judged one is still to be asked (see above)."""
     from .score import score_case
 
     cases = plan.cases
@@ -57,15 +60,13 @@ def quick_verdict(plan: Plan) -> Verdict:
         if trace.error is not None:
             return Status.ERRORED
         eval_set, case = cases[trace.key]
-        metrics = {
-            name: metric
-            for name, metric in plan.metrics[eval_set.eval_set_id].items()
-            if name in QUICK_METRICS
-        }
-        if not metrics:
-            return None
+        deciding = {n: m for n, m in plan.metrics[eval_set.eval_set_id].items() if m.decides}
+        now = {name: metric for name, metric in deciding.items() if not metric.judged}
         criteria = plan.criteria[eval_set.eval_set_id]
-        return score_case(eval_set, case, metrics, criteria, [trace]).status
+        status = score_case(eval_set, case, now, criteria, [trace]).status
+        if status == Status.PASSED and len(now) < len(deciding):
+            return None  # the judge has still to say
+        return status
 
     return verdict
 
@@ -185,7 +186,7 @@ class Progress:
 
     @staticmethod
     def _case_line(trace: CaseRunTrace, verdict: Status | None) -> str:
-        name = f"  {trace.eval_set_id} / {trace.eval_id} run {trace.run}"
+        name = f"  {trace.run_key}"
         if trace.error is not None:
             return f"{name}: ERROR: {trace.error} ({trace.duration_s:.1f}s)"
         mark = {Status.PASSED: ", passed", Status.FAILED: ", FAILED"}.get(verdict, "")  # type: ignore[arg-type]

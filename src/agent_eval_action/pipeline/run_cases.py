@@ -25,12 +25,13 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
+from ..files import line_by_line, read_text
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
 from ..runners.reaper import reaping
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from ..metrics.simulation.simulator import UserSimulator
 
 SCHEMA = "agent-eval-traces/1"
+MAX_TRACES_BYTES = 4 * 1024**3  # a traces file larger than this is refused
 CANCELLED = "cancelled before this run finished"
 DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
@@ -181,8 +183,7 @@ class TracesWriter:
     """Streams a traces file: the header now, each trace as it finishes, the end line last."""
 
     def __init__(self, path: Path, runner: Runner) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._file = line_by_line(path)
         self._line(
             {
                 "traces": SCHEMA,
@@ -250,10 +251,11 @@ def _read_one(
 ) -> tuple[tuple[RunnerKind, str | None, datetime, str | None], bool | None]:
     """One traces file, whose plan is `asked` (the suite's `plan`, or a round's)."""
     display = str(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the traces: {err}", display) from None
+    # one trace a line, split at "\n" alone: a trace's JSON may hold U+2028 or U+0085 as
+    # they are (pydantic writes them unescaped), where splitlines() would split it
+    lines = read_text(path, display, MAX_TRACES_BYTES).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     if not lines:
         raise InputError("the traces file is empty", display)
     header = _json(lines[0], display, 1)

@@ -38,7 +38,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 try:
@@ -53,6 +52,7 @@ PR_SET_CHILD_SUBREAPER = 36
 SWEEP_ROUNDS = 50
 ROUND_PAUSE_S = 0.01
 ENVIRON_BYTES = 1 << 20  # of /proc/<pid>/environ read to find the mark
+STATUS_BYTES = 1 << 16  # of /proc/<pid>/status (a few KiB) read to find its real uid
 
 
 @dataclass(frozen=True)
@@ -82,15 +82,24 @@ def processes() -> dict[int, Proc]:
     return found
 
 
-def read_proc(pid: int) -> Proc | None:
-    """The process `pid`, or None once it is gone. (One read: a sweep reads every process.)"""
+def _proc_file(pid: int, name: str, limit: int) -> bytes | None:
+    """Up to `limit` bytes of the process's file /proc/<pid>/<name>, or None once it is gone
+    (or the file cannot be read). One read: a sweep reads every process, and the kernel
+    gives these files whole to one read that has room for them."""
     try:
-        handle = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        handle = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
         try:
-            stat = os.read(handle, 4096)
+            return os.read(handle, limit)
         finally:
             os.close(handle)
     except OSError:
+        return None
+
+
+def read_proc(pid: int) -> Proc | None:
+    """The process `pid`, or None once it is gone."""
+    stat = _proc_file(pid, "stat", 4096)
+    if stat is None:
         return None
     # the name in parentheses may hold anything, parentheses and spaces included
     fields = stat.rsplit(b")", 1)[-1].split()
@@ -102,11 +111,11 @@ def read_proc(pid: int) -> Proc | None:
 def real_uid(pid: int) -> int | None:
     """The process's real uid (from its status: the owner of /proc/<pid> is not it for a
     process that made itself undumpable)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+    status = _proc_file(pid, "status", STATUS_BYTES)
+    if status is None:
         return None
-    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
+    lines = status.decode(errors="replace").splitlines()
+    uid = next((line.split()[1] for line in lines if line.startswith("Uid:")), "")
     return int(uid) if uid.isdigit() else None
 
 
@@ -156,10 +165,8 @@ def below(roots: Iterable[Proc], table: Mapping[int, Proc]) -> list[Proc]:
 
 def mark_of(pid: int) -> str | None:
     """The scope mark in the process's environment (as it was at its exec), if readable."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as file:
-            environ = file.read(ENVIRON_BYTES)
-    except OSError:
+    environ = _proc_file(pid, "environ", ENVIRON_BYTES)
+    if environ is None:
         return None
     prefix = SCOPE_ENV.encode() + b"="
     for item in environ.split(b"\0"):

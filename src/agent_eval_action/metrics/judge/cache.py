@@ -16,16 +16,15 @@ Only answers that gave a verdict are kept, so a failed or unreadable one is aske
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
+from ...errors import InputError
+from ...files import read_bytes, write_whole
 from ...results import JudgeSample, Record, Results, Usage
 
 KEY_FORMAT = "1"
@@ -67,9 +66,9 @@ class CacheEntry(Record, kw_only=True):
 
 
 class DirectoryCache:
-    """One JSON file per key under DIR/ab/abcd….json, written atomically (a temporary
-    file in the same directory, then renamed), so concurrent runs never see half a file;
-    two runs writing one key write the same question's answers, and either may win."""
+    """One JSON file per key under DIR/ab/abcd….json, written whole or not at all
+    (files.write_whole), so concurrent runs never see half a file; two runs writing one
+    key write the same question's answers, and either may win."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -78,9 +77,10 @@ class DirectoryCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> CacheEntry | None:
+        path = self._path(key)
         try:
-            entry = msgspec.json.decode(self._path(key).read_bytes(), type=CacheEntry)
-        except (OSError, ValueError, msgspec.MsgspecError):
+            entry = msgspec.json.decode(read_bytes(path, str(path)), type=CacheEntry)
+        except (InputError, ValueError, msgspec.MsgspecError):
             return None  # absent, or damaged: ask again
         return entry if entry.key == key and entry.samples else None
 
@@ -92,15 +92,5 @@ class DirectoryCache:
         samples: Sequence[JudgeSample],
         usage: Usage | None = None,
     ) -> None:
-        path = self._path(key)
         data = CacheEntry(key=key, request=request, model=model, samples=list(samples), usage=usage)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:12]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(msgspec.json.encode(data).decode("utf-8"))
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_whole(self._path(key), msgspec.json.encode(data))

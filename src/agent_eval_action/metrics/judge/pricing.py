@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...errors import InputError
-from ...files import jsonpos
+from ...files import jsonpos, read_text
 
 
 class _Rates(BaseModel):
@@ -85,9 +85,5 @@ def load_prices(override: str | None = None) -> PriceTable:
     models = _read(builtin, "prices.json")
     if override is None:
         return PriceTable(models)
-    path = Path(override)
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the price table: {err}", override) from None
+    text = read_text(Path(override), override)
     return PriceTable({**models, **_read(text, override)}, source=override)
