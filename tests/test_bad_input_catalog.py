@@ -249,6 +249,13 @@ BAD_SIMULATOR = json.dumps(
     },
     indent=2,
 )
+SIMULATOR_MODEL = json.dumps(
+    {
+        "criteria": {"response_match_score": 0.5},
+        "user_simulator_config": {"model": "gemini-2.5-pro"},
+    },
+    indent=2,
+)
 ONE_ROW = json.dumps(
     {"query": "Where is A-1?", "expected_tool_use": [], "reference": "x"}, indent=2
 )
@@ -615,10 +622,19 @@ ROWS: list[Row] = [
         "simulator-config",
         "a `user_simulator_config` value ADK's simulator refuses",
         '`"max_allowed_invocations": -3`',
-        "max_allowed_invocations: must be -1 (no limit) or at least 0",
+        "max_allowed_invocations: must be -1 (the cap, 50) or 0 to 50 user turns",
         "test_config.json:6",
         run("d.evalset.json"),
         {"d.evalset.json": GOOD, "test_config.json": BAD_SIMULATOR},
+    ),
+    Row(
+        "simulator-model",
+        "a user simulator model outside the allow-list (docs/security.md, Caps)",
+        '`"model": "gemini-2.5-pro"`',
+        'model: "gemini-2.5-pro" is not a model the user simulator may use',
+        "test_config.json:6",
+        run("d.evalset.json"),
+        {"d.evalset.json": GOOD, "test_config.json": SIMULATOR_MODEL},
     ),
     # -- legacy files
     Row(

@@ -695,9 +695,10 @@ def test_serve_users_answers_only_scenario_case_runs_of_its_suite(write, fake):
     assert done.returncode == 0 and len(answers) == 5, answers
     by_id = {a["id"]: a for a in answers if a["id"] is not None}  # answered in any order
     unread = [a["error"] for a in answers if a["id"] is None]
-    assert by_id[1] == {"id": 1, "error": "no scenario case-run of this suite"}
-    assert by_id[2] == {"id": 2, "error": "no scenario case-run of this suite"}
-    assert len(unread) == 2 and all(e.startswith("not a relay request") for e in unread)
+    unplanned = "not a planned scenario case-run"
+    assert by_id[1] == {"id": 1, "error": f"refused: chat / static run 1: {unplanned}"}
+    assert by_id[2] == {"id": 2, "error": f"refused: chat / refund_chat run 1000000: {unplanned}"}
+    assert len(unread) == 2 and all(e.startswith("refused: not a relay request") for e in unread)
     # the starting prompt needs no call, so no key either
     assert by_id[4] == {
         "id": 4,

@@ -462,6 +462,7 @@ USAGE_COUNTS = (
     "judge_output_tokens",
     "judge_thinking_tokens",
     "simulator_calls",
+    "simulator_refused",
     "simulator_prompt_tokens",
     "simulator_output_tokens",
     "simulator_thinking_tokens",
@@ -478,6 +479,8 @@ class Usage(Record, kw_only=True):
     judge_output_tokens: int = 0
     judge_thinking_tokens: int = 0
     simulator_calls: int = 0  # the user simulator's Gemini calls (scenario cases)
+    # its requests refused (at a cap, or not the conversation the relay held): no call made
+    simulator_refused: int = 0
     simulator_prompt_tokens: int = 0
     simulator_output_tokens: int = 0
     simulator_thinking_tokens: int = 0

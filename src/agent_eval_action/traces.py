@@ -85,6 +85,7 @@ class SimulatorUsage(BaseModel):
     """The user simulator's Gemini calls for one case-run (results.Usage's simulator_*)."""
 
     calls: int = 0
+    refused: int = 0  # requests refused (a cap, or not the relay's conversation): no call made
     prompt_tokens: int = 0
     output_tokens: int = 0
     thinking_tokens: int = 0
@@ -96,6 +97,8 @@ class Simulation(BaseModel):
 
     stop: str | None = None  # stop_signal, turn_limit; None: it ended otherwise (an error)
     usage: SimulatorUsage = Field(default_factory=SimulatorUsage)
+    # why its first refused request was refused: the case-run errors with it
+    refused: str | None = None
 
 
 class CaseRunTrace(BaseModel):

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import launch
-from ..compare.loading import load_results
+from ..compare.loading import MAX_RESULTS_BYTES, load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
+from ..files import read_bytes, write_whole
 from ..files.safe import Refused, copy_capped
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import Wanted, round_json, rounds, sampling_rounds
@@ -213,10 +214,13 @@ def run_evals(
         who: PrUser = user,
         environment: dict[str, str] = env,
         cwd: Path | None = None,
+        keep_record: bool = True,
     ) -> int:
         """The agent stage as the PR user (or main's, `who`; `runs` case-runs), scenario
-        turns relayed from serve-users, a round's plan on its standard input."""
-        turns = UserTurns.start(shared, score_environment(settings), private, name)
+        turns relayed from serve-users, a round's plan on its standard input (and given to
+        serve-users, which answers only its case-runs). `keep_record` False: serve-users'
+        record is not the PR's (main's paired runs share the PR's round's run numbers)."""
+        turns = UserTurns.start(shared, score_environment(settings), private, name, plan)
         try:
             with _reading(plan) as stdin:
                 return children.call(
@@ -235,7 +239,7 @@ def run_evals(
             return EXIT_INFRASTRUCTURE
         finally:
             record = turns.finish()
-            if record is not None:
+            if record is not None and keep_record:
                 records.append(record)
 
     code = agent_stage([*agent, "--traces", str(traces)], "suite", case_runs)
@@ -278,8 +282,9 @@ def run_evals(
             return
         main_env = agent_environment(made.user, made.added, (Path.cwd(), made.tree))
         name = f"merge-base-{run}"
+        argv, plan, tree = made.argv, made.plan, made.tree
         stage_code = agent_stage(
-            made.argv, name, len(wanted), made.plan, made.user, main_env, made.tree
+            argv, name, len(wanted), plan, made.user, main_env, tree, keep_record=False
         )
         copy = private / made.produced.name
         if stage_code != EXIT_PASS or _take_traces(made.user, made.produced.name, copy):
@@ -295,7 +300,7 @@ def run_evals(
         nonlocal code
         plan = private / f"confirm-{round_number}.json"
         run = settings.num_runs + round_number
-        plan.write_text(round_json(run, wanted))
+        write_whole(plan, round_json(run, wanted))
         produced = user.scratch / f"traces-{round_number}.jsonl"
         argv = [*agent, "--traces", str(produced), "--confirm", "-"]
         if agent_stage(argv, f"round-{round_number}", len(wanted), plan) != EXIT_PASS:
@@ -434,16 +439,21 @@ class UserTurns:
     log: Path | None = None
 
     @classmethod
-    def start(cls, shared: list[str], env: dict[str, str], private: Path, name: str) -> UserTurns:
+    def start(
+        cls, shared: list[str], env: dict[str, str], private: Path, name: str, plan: Path | None
+    ) -> UserTurns:
+        """`plan`: the round's plan (root's file), None for the suite's stage."""
         if not any(env.get(key) for key in (JUDGE_KEY_ENV, "GOOGLE_API_KEY", "GEMINI_API_KEY")):
             return cls(["--user-turns", "no-key"])
         to_server_r, to_server_w = os.pipe()
         to_agent_r, to_agent_w = os.pipe()
         record, log = private / f"simulations-{name}.json", private / f"serve-users-{name}.log"
+        argv = ["serve-users", *shared, "--record", str(record)]
+        argv += ["--confirm", str(plan)] if plan is not None else []  # a round's case-runs only
         with log.open("wb") as errors:
             server = launch.popen(
                 launch.Kind.TOOL,
-                launch.tool("serve-users", *shared, "--record", str(record)),
+                launch.tool(*argv),
                 stdin=to_server_r,
                 stdout=to_agent_w,
                 stderr=errors,
@@ -479,11 +489,9 @@ SERVER_WAIT_S = 60.0  # for serve-users to write its record once the agent stage
 
 
 def _diff(out_dir: Path) -> Diff:
-    """The score stage's diff.json (it ran none of the PR's code)."""
-    return Diff.from_json((out_dir / "diff.json").read_bytes())
-
-
-MAX_TRACES_BYTES = 4 * 1024**3
+    """The score stage's diff.json (it ran none of the PR's code), capped as Results are."""
+    path = out_dir / "diff.json"
+    return Diff.from_json(read_bytes(path, str(path), MAX_RESULTS_BYTES))
 
 
 def _take_traces(user: PrUser, name: str, target: Path) -> str | None:
@@ -491,6 +499,8 @@ def _take_traces(user: PrUser, name: str, target: Path) -> str | None:
     (root's), by descriptor: refused when it is a link, no regular file, has other names,
     is not the PR user's, or is larger than MAX_TRACES_BYTES (counted while copying). None
     when it was copied, else why not (said in the log)."""
+    from ..pipeline.run_cases import MAX_TRACES_BYTES
+
     try:
         with user.open_scratch(name) as fd:
             copy_capped(fd, target, MAX_TRACES_BYTES)

@@ -1,7 +1,9 @@
 """`serve-users`: the user simulator of scenario cases, for an agent stage in another process
 (`run-cases --user-turns`): reads its requests on stdin, answers on stdout, and writes
 how each conversation ended and what it cost to --record (pipeline/user_relay.py). It runs
-where the judge's key is and runs none of the project's code.
+where the judge's key is and runs none of the project's code. It answers only the case-runs
+of its plan: the suite's, or with --confirm the round's (the plan `run-cases --confirm`
+gets).
 
 Exit codes: 0 the agent stage closed its end (the record is written), 2 bad input.
 """
@@ -26,6 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="where to write the simulations record",
     )
+    parser.add_argument(
+        "--confirm",
+        metavar="FILE",
+        help="a confirmation round's plan (what run-cases --confirm reads): answer only its "
+        "case-runs",
+    )
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -44,15 +52,16 @@ def handle(args: argparse.Namespace) -> int:
         shard=common.shard(args),
         import_custom=False,
     )
+    plan = job.plan if args.confirm is None else common.round_plan(job.plan, args.confirm)
     settings = job.judge or judge_settings(os.environ)
-    simulator = user_simulator(job.plan, settings)
+    simulator = user_simulator(plan, settings)
 
     async def main() -> None:
         try:
-            await serve(job.plan, simulator, sys.stdin, sys.stdout)
+            await serve(plan, simulator, sys.stdin, sys.stdout)
         finally:
             await simulator.close()
 
     asyncio.run(main())
-    write_record(Path(args.record), simulator, job.plan)
+    write_record(Path(args.record), simulator, plan)
     return EXIT_PASS

@@ -84,11 +84,13 @@ def plan(
 
 def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, Metric]) -> EvalCase:
     """A scenario case with its persona id resolved; InputError (file and line) for a persona
-    that is not known, or a metric that needs expected turns (ADK: not evaluated)."""
+    that is not known or does not render within the cap, or a metric that needs expected
+    turns (ADK: not evaluated)."""
     scenario = case.conversation_scenario
     if scenario is None:
         return case
     from ..metrics.simulation.personas import resolve_persona
+    from ..metrics.simulation.prompt import check_persona
 
     line = eval_set.case_lines.get(case.eval_id)
     for name, metric in metrics.items():
@@ -102,6 +104,7 @@ def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, M
             )
     try:
         persona = resolve_persona(scenario.user_persona)
+        check_persona(persona)
     except ValueError as err:
         raise InputError(f'case "{case.eval_id}": {err}', eval_set.file, line) from None
     if persona is scenario.user_persona:

@@ -237,7 +237,7 @@ def _add_metric(
     runs = tuple(scores[t.run].overall if t.run in scores else None for t in traces)
     turns = tuple(tuple(scores[t.run].invocations) if t.run in scores else () for t in traces)
     status, why = status_for(score, criterion.threshold), "; ".join(errors) or None
-    if metric.kind == "informational":
+    if not metric.decides:
         result.informational[name] = InformationalResult(
             score=score,
             threshold=criterion.threshold,
@@ -263,6 +263,7 @@ def _add_metric(
 def _simulator_usage(usage: SimulatorUsage) -> Usage:
     return Usage(
         simulator_calls=usage.calls,
+        simulator_refused=usage.refused,
         simulator_prompt_tokens=usage.prompt_tokens,
         simulator_output_tokens=usage.output_tokens,
         simulator_thinking_tokens=usage.thinking_tokens,

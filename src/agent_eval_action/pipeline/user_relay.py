@@ -11,9 +11,12 @@ of concurrent case-runs are in flight together, each answered by its id, in any 
     serve-users -> agent stage  {"id": N, "user_content": Content | null}  null: it is over
                                 {"id": N, "error": "why"}                  the run errors
 
-Every request comes from a process that ran the PR's code: `serve-users` answers only for
-scenario cases of its own plan, at most the runs a stage can ask for, and turns that
-validate, and writes each line it sends in full or not at all. How each conversation ended
+Every request comes from a process that ran the PR's code: `serve-users` answers only the
+scenario case-runs of its own plan (the suite's, or the round's it is given), one request
+of each at a time, and only when the request's user turns are exactly the ones it gave that
+case-run so far (so the turn limit counts its own answers, and no turn is asked twice);
+anything else is refused, counted on the case-run it names (which then errors), and costs
+no call. It writes each line it sends in full or not at all. How each conversation ended
 and what it cost is written by `serve-users` to a record file the score stage trusts, never
 taken from the agent stage's traces.
 """
@@ -25,23 +28,25 @@ import contextlib
 import itertools
 import json
 import os
+import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..core import CaseKey, RunKey
 from ..errors import InputError
 from ..evalset.models import Content
-from ..files import write_whole
+from ..files import read_text, write_whole
 from ..traces import ActualTurn, CaseRunRequest, CaseRuns, Simulation, UserTurnError
 from .plan import Plan
 
 RELAY = 1
 RECORD_SCHEMA = "agent-eval-simulations/1"
 MAX_LINE = 64 * 1024 * 1024  # a request holds the whole conversation so far
-MAX_EXTRA_RUNS = 100  # confirmation rounds run after the plan's runs: this many at most
 # requests serve-users answers at once (the simulator bounds its Gemini calls itself); it
 # reads no more until one is answered, so a stage that floods it holds this many lines
 MAX_IN_FLIGHT = 16
@@ -188,11 +193,61 @@ class _Ask(BaseModel):
     turns: list[ActualTurn]
 
 
+def _as_sent(content: Content | None) -> dict[str, Any] | None:
+    return None if content is None else content.model_dump(mode="json", exclude_none=True)
+
+
+@dataclass
+class _Conversation:
+    """One planned scenario case-run as the relay sees it: the user turns it gave, in
+    order; `over` once it said the conversation ended or failed; `asking` while a request
+    of it is being answered."""
+
+    request: CaseRunRequest
+    given: list[dict[str, Any]] = field(default_factory=list)
+    over: bool = False
+    asking: bool = False
+
+    def refusal(self, turns: Sequence[ActualTurn]) -> str | None:
+        """Why a request with these turns so far is not answered (None: it is). The turn
+        limit holds because the turns must be the ones given: the simulator counts them."""
+        if self.asking:
+            return "its previous request is still being answered"
+        if self.over:
+            return "its conversation is over"
+        if [_as_sent(turn.user_content) for turn in turns] != self.given:
+            return f"its user turns so far are not the {len(self.given)} the relay gave"
+        return None
+
+
+class _Ledger:
+    """The planned scenario case-runs of one agent stage (never more) and each one's
+    conversation so far; a refused request is counted on the case-run it names, else on
+    the first planned run of the case it names, else (no planned case) in `stray`."""
+
+    def __init__(self, plan: Plan, simulator: Any) -> None:
+        self.simulator = simulator
+        self.runs = {r.run_key: _Conversation(r) for r in plan.requests if r.scenario is not None}
+        self._firsts: dict[CaseKey, RunKey] = {}
+        for key in sorted(self.runs, key=lambda k: k.run):
+            self._firsts.setdefault(key.case, key)
+        self.stray = 0
+
+    def refuse(self, ident: int | None, key: RunKey | None, why: str) -> dict[str, Any]:
+        """The answer refusing request `ident` (which names `key`), counted."""
+        owner = key if key is None or key in self.runs else self._firsts.get(key.case)
+        if owner is None:
+            self.stray += 1
+            return {"id": ident, "error": f"refused: {why}"}
+        return {"id": ident, "error": str(self.simulator.refuse(owner, why))}
+
+
 async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str]) -> None:
     """Answer the agent stage's requests until it closes its end (`simulator`: a
     UserSimulator of this plan), at most MAX_IN_FLIGHT at once, each as soon as it is
-    ready; then return once every request read has been answered."""
-    requests = {(r.eval_set_id, r.eval_id): r for r in plan.requests if r.scenario is not None}
+    ready; then return once every request read has been answered. Only the plan's
+    scenario case-runs are answered, each only with the turns the relay gave it so far."""
+    ledger = _Ledger(plan, simulator)
     slots = asyncio.Semaphore(MAX_IN_FLIGHT)
     answering: set[asyncio.Task[None]] = set()
     gone = False  # the agent stage closed its end: answers go nowhere
@@ -209,7 +264,7 @@ async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str])
 
     async def answer(line: str) -> None:
         try:
-            send(await _answer(line, requests, plan, simulator))
+            send(await _answer(line, ledger))
         finally:
             slots.release()
 
@@ -224,61 +279,65 @@ async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str])
         task.add_done_callback(answering.discard)
     if answering:
         await asyncio.gather(*answering)
+    if ledger.stray:
+        print(
+            f"serve-users: refused {ledger.stray} request(s) that named no planned scenario "
+            "case-run",
+            file=sys.stderr,
+        )
 
 
-async def _answer(
-    line: str, requests: dict[tuple[str, str], CaseRunRequest], plan: Plan, simulator: Any
-) -> dict[str, Any]:
+async def _answer(line: str, ledger: _Ledger) -> dict[str, Any]:
     """One request's answer: the next user turn, None when the conversation is over, or
-    the error."""
+    the error (a refusal, counted)."""
     try:
         ask = _Ask.model_validate_json(line)
     except ValidationError as err:
-        return {"id": None, "error": f"not a relay request: {err.errors()[0]['msg']}"}
-    answer: dict[str, Any] = {"id": ask.id}
-    base = requests.get((ask.eval_set_id, ask.eval_id))
-    if ask.relay != RELAY or base is None or not 1 <= ask.run <= plan.num_runs + MAX_EXTRA_RUNS:
-        answer["error"] = "no scenario case-run of this suite"
-        return answer
-    request = base.model_copy(update={"run": ask.run})
+        return ledger.refuse(None, None, f"not a relay request: {err.errors()[0]['msg']}")
+    if ask.relay != RELAY:
+        return ledger.refuse(ask.id, None, f"relay {ask.relay} is not relay {RELAY}")
+    key = RunKey(ask.eval_set_id, ask.eval_id, ask.run)
+    conversation = ledger.runs.get(key)
+    if conversation is None:
+        return ledger.refuse(ask.id, key, f"{key}: not a planned scenario case-run")
+    why = conversation.refusal(ask.turns)
+    if why is not None:
+        return ledger.refuse(ask.id, key, f"{key}: {why}")
+    conversation.asking = True
     try:
-        content = await simulator.next_user(request, ask.turns)
+        said = _as_sent(await ledger.simulator.next_user(conversation.request, ask.turns))
     except UserTurnError as err:
-        answer["error"] = str(err)
+        conversation.over = True
+        return {"id": ask.id, "error": str(err)}
+    finally:
+        conversation.asking = False
+    if said is None:
+        conversation.over = True
     else:
-        answer["user_content"] = (
-            None if content is None else content.model_dump(mode="json", exclude_none=True)
-        )
-    return answer
+        conversation.given.append(said)
+    return {"id": ask.id, "user_content": said}
 
 
 def write_record(path: Path, simulator: Any, plan: Plan) -> None:
-    """How each simulated case-run ended and what it cost, for the score stage."""
+    """How each planned simulated case-run ended and what it cost (its refused requests
+    too), for the score stage."""
     entries = []
-    for key, scenario in plan.cases.items():
-        if scenario[1].conversation_scenario is None:
-            continue
-        for run in range(1, plan.num_runs + MAX_EXTRA_RUNS + 1):
-            found = simulator.simulation(key.eval_set_id, key.eval_id, run)
-            if found is not None:
-                entries.append(
-                    {
-                        "eval_set_id": key.eval_set_id,
-                        "eval_id": key.eval_id,
-                        "run": run,
-                        **found.model_dump(mode="json"),
-                    }
-                )
+    for request in plan.requests:
+        found = simulator.simulation(*request.run_key) if request.scenario else None
+        if found is not None:
+            key = {"eval_set_id": request.eval_set_id, "eval_id": request.eval_id}
+            entries.append({**key, "run": request.run, **found.model_dump(mode="json")})
     write_whole(path, json.dumps({"simulations": RECORD_SCHEMA, "runs": entries}))
 
 
 def apply_records(case_runs: CaseRuns, paths: Sequence[Path]) -> None:
     """Put the relay's records on the traces of scenario case-runs (whatever the agent
-    stage wrote there is dropped: only the privileged side knows)."""
+    stage wrote there is dropped: only the privileged side knows). A case-run the relay
+    refused a request of errors, whatever its traces say: it is never passed."""
     found: dict[tuple[str, str, int], Simulation] = {}
     for path in paths:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path, str(path)))
             if data.get("simulations") != RECORD_SCHEMA:
                 raise ValueError("not a simulations record")
             for entry in data["runs"]:
@@ -288,3 +347,6 @@ def apply_records(case_runs: CaseRuns, paths: Sequence[Path]) -> None:
             raise InputError(f"cannot read the simulations record: {err}", str(path)) from None
     for trace in case_runs.traces:
         trace.simulation = found.get((trace.eval_set_id, trace.eval_id, trace.run))
+        refused = trace.simulation.refused if trace.simulation is not None else None
+        if refused is not None:
+            trace.error = f"the user simulator refused a request of this run: {refused}"

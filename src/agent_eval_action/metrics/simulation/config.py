@@ -1,35 +1,139 @@
 """test_config.json's `user_simulator_config`, read as ADK 2.13 reads its
 LlmBackedUserSimulatorConfig: the model, its generation config, the turn limit, custom
-instructions and whether the simulator sees tool calls. ADK's stop signal is fixed."""
+instructions and whether the simulator sees tool calls. ADK's stop signal is fixed.
+
+The eval files are the PR's and the key that pays for the simulator is not, so what a
+config may ask for is capped, here and nowhere else (docs/security.md, "Caps"): a value
+past a cap is bad input when the config is read; a prompt past one is refused (`OverCap`)
+before Gemini is asked."""
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from ...traces import UserTurnError
+
 STOP_SIGNAL = "</finished>"  # ADK's LlmBackedUserSimulator's, not configurable there either
-DEFAULT_MODEL = "gemini-2.5-flash"
+
+# --- the caps -----------------------------------------------------------------------------
+DEFAULT_MODEL = "gemini-2.5-flash"  # ADK's
+# the models a config may name: the flash models of the built-in price table
+SIMULATOR_MODELS = (
+    DEFAULT_MODEL,
+    "gemini-2.5-flash-lite",
+    "gemini-3-flash-preview",
+    "gemini-3.1-flash-lite",
+    "gemini-3.5-flash",
+)
+MAX_USER_TURNS = 50  # a conversation's user turns (max_allowed_invocations; -1 is this)
+MAX_THINKING_BUDGET = 10240  # ADK's default budget: a config may lower it, never raise it
+MAX_OUTPUT_TOKENS = 16384  # per call: thoughts and the message (Gemini counts both in it)
+MAX_PROMPT_CHARS = 200_000  # a prompt, the conversation so far included (~50k tokens)
+# what model_configuration may set: sampling, and the two token caps above
+GENERATION_OPTIONS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "seed",
+        "stop_sequences",
+        "presence_penalty",
+        "frequency_penalty",
+        "safety_settings",
+        "max_output_tokens",
+        "thinking_config",
+    }
+)
+THINKING_OPTIONS = frozenset({"include_thoughts", "thinking_budget"})
+
+
+class OverCap(UserTurnError):
+    """A prompt (or a value a template makes) over MAX_PROMPT_CHARS: refused, nothing asked."""
+
+
+def capped(chunks: Iterable[str], what: str) -> str:
+    """The text of `chunks`, counted as they come: OverCap once it passes MAX_PROMPT_CHARS
+    (a template's output is refused while it renders, never built whole first)."""
+    kept: list[str] = []
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > MAX_PROMPT_CHARS:
+            raise OverCap(f"{what} is over the cap of {MAX_PROMPT_CHARS:,} characters")
+        kept.append(chunk)
+    return "".join(kept)
+
+
+def _size(value: Any) -> int:
+    """What a value weighs: a string's or a list's length, an int's digits (about)."""
+    if isinstance(value, int):
+        return value.bit_length() // 3 + 1
+    return len(value) if isinstance(value, str | bytes | list | tuple) else 0
+
+
+_FORMAT_SPEC = re.compile(r"%[#0 +-]*(\*|\d*)(?:\.(\*|\d*))?")
+
+
+def _padding(template: str) -> int:
+    """The most `template % ...` can pad: its widths and precisions ("*": unbounded)."""
+    numbers = [n for spec in _FORMAT_SPEC.findall(template) for n in spec if n]
+    return MAX_PROMPT_CHARS + 1 if "*" in numbers else sum(map(int, numbers))
+
+
+def result_size(operator: str, left: Any, right: Any) -> int:
+    """About how large `left <operator> right` would be, found before it is computed."""
+    if operator == "*":
+        seq, count = (left, right) if isinstance(right, int) else (right, left)
+        if isinstance(count, int) and not isinstance(seq, int):
+            return _size(seq) * max(count, 0)
+    if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
+        return _size(left) * right
+    if operator == "%" and isinstance(left, str):
+        return len(left) + _padding(left) + _size(right)
+    return _size(left) + _size(right)
+
+
+@functools.cache
+def sandbox() -> Any:
+    """ADK's sandbox (jinja2's SandboxedEnvironment, undefined names an error), whose
+    `+`, `*`, `**` and `%` refuse a result over MAX_PROMPT_CHARS before computing it."""
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class CappedSandbox(SandboxedEnvironment):
+        intercepted_binops = frozenset({"+", "*", "**", "%"})
+
+        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+            size = result_size(operator, left, right)
+            if size > MAX_PROMPT_CHARS:
+                raise OverCap(
+                    f"a template's `{operator}` would make about {size:,} characters, over "
+                    f"the cap of {MAX_PROMPT_CHARS:,}"
+                )
+            return super().call_binop(context, operator, left, right)
+
+    return CappedSandbox(undefined=StrictUndefined, autoescape=False)
 
 
 _REQUIRED = ("stop_signal", "conversation_plan", "conversation_history")
 
 
-@functools.cache
-def sandbox() -> Any:
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
-
-
 def check_custom_instructions(text: str, *, persona: bool) -> None:
     """ADK's rule: custom instructions name every placeholder (and {{ persona }} when the
-    scenario has a persona). Raises ValueError saying which are missing."""
+    scenario has a persona); and they fit in a prompt. Raises ValueError saying why not."""
     from jinja2 import TemplateSyntaxError, meta
 
+    if len(text) > MAX_PROMPT_CHARS:
+        raise ValueError(
+            f"custom_instructions is {len(text):,} characters, over the cap of "
+            f"{MAX_PROMPT_CHARS:,} for a prompt"
+        )
     try:
         names = meta.find_undeclared_variables(sandbox().parse(text))
     except TemplateSyntaxError as err:
@@ -43,9 +147,25 @@ def check_custom_instructions(text: str, *, persona: bool) -> None:
         )
 
 
+def check_generation(config: dict[str, Any]) -> None:
+    """The generation options within the caps (canonical keys, as generation_config gives
+    them). Raises ValueError naming the first that is not."""
+    unknown = sorted(set(config) - GENERATION_OPTIONS) or sorted(
+        set(config.get("thinking_config") or {}) - THINKING_OPTIONS
+    )
+    if unknown:
+        allowed = ", ".join(sorted(GENERATION_OPTIONS | THINKING_OPTIONS))
+        raise ValueError(f"{unknown[0]} cannot be set for the user simulator (allowed: {allowed})")
+    budget = (config.get("thinking_config") or {}).get("thinking_budget", 0)
+    if not 0 <= budget <= MAX_THINKING_BUDGET:
+        raise ValueError(f"thinking_budget must be 0 to {MAX_THINKING_BUDGET} (the cap)")
+    if not 1 <= config.get("max_output_tokens", 1) <= MAX_OUTPUT_TOKENS:
+        raise ValueError(f"max_output_tokens must be 1 to {MAX_OUTPUT_TOKENS} (the cap)")
+
+
 def _default_generation() -> dict[str, Any]:
     # ADK's default model_configuration: thoughts on, with a budget
-    return {"thinking_config": {"include_thoughts": True, "thinking_budget": 10240}}
+    return {"thinking_config": {"include_thoughts": True, "thinking_budget": MAX_THINKING_BUDGET}}
 
 
 class SimulatorConfig(BaseModel):
@@ -56,16 +176,28 @@ class SimulatorConfig(BaseModel):
     type: Literal["llm_backed"] = "llm_backed"
     model: str = DEFAULT_MODEL
     model_configuration: dict[str, Any] = Field(default_factory=_default_generation)
-    # the starting prompt counts; -1: no limit (ADK's "not recommended")
+    # the starting prompt counts; -1: as many as MAX_USER_TURNS (ADK: no limit)
     max_allowed_invocations: int = 20
     custom_instructions: str | None = None
     include_function_calls: bool = False
 
+    @field_validator("model")
+    @classmethod
+    def _model(cls, value: str) -> str:
+        if value.removeprefix("models/") not in SIMULATOR_MODELS:
+            raise ValueError(
+                f'"{value}" is not a model the user simulator may use: one of '
+                + ", ".join(SIMULATOR_MODELS)
+            )
+        return value
+
     @field_validator("max_allowed_invocations")
     @classmethod
     def _limit(cls, value: int) -> int:
-        if value < -1:
-            raise ValueError("must be -1 (no limit) or at least 0")
+        if not -1 <= value <= MAX_USER_TURNS:
+            raise ValueError(
+                f"must be -1 (the cap, {MAX_USER_TURNS}) or 0 to {MAX_USER_TURNS} user turns"
+            )
         return value
 
     @field_validator("custom_instructions")
@@ -80,11 +212,21 @@ class SimulatorConfig(BaseModel):
     def _generation(cls, value: dict[str, Any]) -> dict[str, Any]:
         from ..judge.settings import generation_config
 
-        generation_config(value)  # raises ValueError for what google-genai refuses
+        check_generation(generation_config(value))  # ValueError: google-genai's, or a cap
         return value
 
+    @property
+    def turn_limit(self) -> int:
+        """The most user turns a conversation has, the starting prompt counted."""
+        limit = self.max_allowed_invocations
+        return MAX_USER_TURNS if limit == -1 else limit
+
     def generation(self) -> dict[str, Any]:
-        """The generation config as sent (canonical JSON, transport options left out)."""
+        """The generation config as sent (canonical JSON, transport options left out), the
+        token caps filled in where the config leaves them open."""
         from ..judge.settings import generation_config
 
-        return generation_config(self.model_configuration)
+        config = generation_config(self.model_configuration)
+        config.setdefault("max_output_tokens", MAX_OUTPUT_TOKENS)
+        config.setdefault("thinking_config", {}).setdefault("thinking_budget", MAX_THINKING_BUDGET)
+        return config

@@ -1,35 +1,58 @@
 """What the user simulator is asked: our own prompt (prompts/user_simulator.txt, versioned
 like the judge's), or the config's `custom_instructions` (a Jinja template, as in ADK,
 rendered in a sandbox); the persona's behaviours; the conversation so far, summarised as
-ADK summarises it (user and agent texts, thoughts left out, tool calls only when asked)."""
+ADK summarises it (user and agent texts, thoughts left out, tool calls only when asked).
+Every prompt is at most MAX_PROMPT_CHARS (config.capped), counted while it is made."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from typing import Any
 
 from ...evalset.models import ConversationScenario, Part, UserPersona
-from ...traces import ActualTurn
+from ...traces import ActualTurn, UserTurnError
 from ..judge.prompts import template
-from .config import STOP_SIGNAL, SimulatorConfig, sandbox
+from .config import STOP_SIGNAL, OverCap, SimulatorConfig, capped, sandbox
 
 TEMPLATE = "user_simulator"
 
 
-def _fill(text: str) -> str:
-    """A persona string with ADK's {{ stop_signal }} placeholder filled in."""
-    return sandbox().from_string(text).render(stop_signal=STOP_SIGNAL) if "{" in text else text
+def _fill(text: str) -> Iterable[str]:
+    """A persona string with ADK's {{ stop_signal }} placeholder filled in, as it renders."""
+    return sandbox().from_string(text).generate(stop_signal=STOP_SIGNAL) if "{" in text else (text,)
+
+
+def _persona_chunks(persona: UserPersona) -> Iterator[str]:
+    yield "\nWho you are:\n"
+    yield from _fill(persona.description)
+    for behavior in persona.behaviors:
+        yield "\n- "
+        yield from _fill(behavior.description)
+        for item in behavior.behavior_instructions:
+            yield "\n  * "
+            yield from _fill(item)
+    yield "\n"
 
 
 def persona_text(persona: UserPersona | None) -> str:
     """The persona block of our prompt: its description and each behaviour's instructions."""
+    return "" if persona is None else capped(_persona_chunks(persona), "the persona")
+
+
+def check_persona(persona: UserPersona | None) -> None:
+    """Every string of the persona renders, within the cap (they depend on nothing a run
+    brings, so this is checked when the case is read). ValueError saying why not."""
+    from jinja2 import TemplateError
+
     if persona is None:
-        return ""
-    lines = ["", "Who you are:", _fill(persona.description)]
-    for behavior in persona.behaviors:
-        lines.append(f"- {_fill(behavior.description)}")
-        lines.extend(f"  * {_fill(item)}" for item in behavior.behavior_instructions)
-    return "\n".join(lines) + "\n"
+        return
+    rubrics = [rubric for b in persona.behaviors for rubric in b.violation_rubrics]
+    try:
+        persona_text(persona)
+        capped(chain.from_iterable(map(_fill, rubrics)), "the persona's violation rubrics")
+    except (OverCap, TemplateError) as err:
+        raise ValueError(f"user_persona: {err}") from None
 
 
 def _args(value: Any) -> str:
@@ -77,7 +100,20 @@ def _part_lines(author: str, part: Part, include_function_calls: bool) -> list[s
 def render(
     config: SimulatorConfig, scenario: ConversationScenario, turns: Sequence[ActualTurn]
 ) -> str:
-    """The prompt for the user turn after `turns`."""
+    """The prompt for the user turn after `turns`: OverCap as soon as it passes the cap,
+    UserTurnError when a template of the eval files fails to render."""
+    from jinja2 import TemplateError
+
+    try:
+        return capped(_prompt(config, scenario, turns), "the prompt")
+    except TemplateError as err:
+        raise UserTurnError(f"the prompt cannot be rendered: {err}") from None
+
+
+def _prompt(
+    config: SimulatorConfig, scenario: ConversationScenario, turns: Sequence[ActualTurn]
+) -> Iterable[str]:
+    """The prompt's text, in pieces: the custom instructions' as they render."""
     persona = scenario.user_persona if isinstance(scenario.user_persona, UserPersona) else None
     history = conversation_history(turns, config.include_function_calls)
     if config.custom_instructions is not None:
@@ -88,13 +124,14 @@ def render(
         }
         if persona is not None:
             values["persona"] = persona.model_dump()
-        return str(sandbox().from_string(config.custom_instructions).render(values))
-    return template(TEMPLATE).render(
+        return sandbox().from_string(config.custom_instructions).generate(values)
+    prompt = template(TEMPLATE).render(
         stop_signal=STOP_SIGNAL,
         persona=persona_text(persona),
         conversation_plan=scenario.conversation_plan,
         conversation_history=history,
     )
+    return (prompt,)
 
 
 def prompt_version(config: SimulatorConfig) -> str:

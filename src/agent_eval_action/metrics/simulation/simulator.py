@@ -3,14 +3,17 @@ loop and stop rules (LlmBackedUserSimulator):
 
 - the first user turn is the scenario's starting prompt, written without a call;
 - before each turn, the turn limit: once `max_allowed_invocations` turns were written
-  (the starting prompt counts; -1: no limit), the conversation ends (`turn_limit`);
+  (the starting prompt counts; -1: config.MAX_USER_TURNS), the conversation ends
+  (`turn_limit`);
 - every later turn asks Gemini with the prompt (prompt.py); a reply that contains the stop
   signal (any case) ends the conversation (`stop_signal`); an empty reply, or a call that
   fails after its retries, errors the case-run (UserTurnError), as ADK's RuntimeError does.
 
 It runs in the process that holds the judge's key and asks google-genai through the
 judge's client (its retries, endpoint and price table); the agent's process only ever sees
-the user turns. Every call counts in the case-run's usage and cost (traces.Simulation).
+the user turns. Every call counts in the case-run's usage and cost (traces.Simulation), and
+so does every request refused at a cap (a prompt over config.MAX_PROMPT_CHARS), which
+asks nothing (`refuse`; the user-turn relay refuses through it too).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from ...evalset.models import Content, ConversationScenario
 from ...traces import ActualTurn, CaseRunRequest, Simulation, SimulatorUsage, UserTurnError
 from ..judge.client import GeminiClient, JudgeCallError
 from ..judge.settings import JudgeSettings
-from .config import STOP_SIGNAL, SimulatorConfig
+from .config import STOP_SIGNAL, OverCap, SimulatorConfig
 from .prompt import render
 
 
@@ -63,17 +66,28 @@ class UserSimulator:
             return request.user_contents[index] if index < len(request.user_contents) else None
         config = self._configs.get(request.eval_set_id) or SimulatorConfig()
         record = self._runs.setdefault(request.run_key, Simulation())
-        limit = config.max_allowed_invocations
-        if 0 <= limit <= len(turns):
+        if len(turns) >= config.turn_limit:
             record.stop = "turn_limit"
             return None
         if not turns:
             return Content.from_text(scenario.starting_prompt, "user")
-        reply = await self._ask(config, render(config, scenario, turns), record.usage)
+        try:
+            prompt = render(config, scenario, turns)
+        except OverCap as err:
+            raise self.refuse(request.run_key, str(err)) from None
+        reply = await self._ask(config, prompt, record.usage)
         if is_stop(reply):
             record.stop = "stop_signal"
             return None
         return Content.from_text(reply, "user")
+
+    def refuse(self, key: RunKey, why: str) -> UserTurnError:
+        """Count a refused request on its case-run (no call was made; the first refusal's
+        reason is kept, and errors the case-run) and return the error to answer with."""
+        record = self._runs.setdefault(key, Simulation())
+        record.usage.refused += 1
+        record.refused = record.refused or why
+        return UserTurnError(f"refused: {why}")
 
     async def _ask(self, config: SimulatorConfig, prompt: str, usage: SimulatorUsage) -> str:
         if not self._settings.api_key:
