@@ -20,11 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from ..compare.loading import MAX_RESULTS_BYTES
 from ..files import move, written_behind
 
 RAW_NAME = "results.json"
-MAX_ENTRY_BYTES = 256 * 1024 * 1024
-MAX_TOTAL_BYTES = 512 * 1024 * 1024
+# an entry as large as a Results file may be (the loader's cap: 100,000 cases of several
+# runs), and room for two: the PR run's Results and what comes with them
+MAX_ENTRY_BYTES = MAX_RESULTS_BYTES
+MAX_TOTAL_BYTES = 2 * MAX_RESULTS_BYTES
 MAX_ENTRIES = 10_000
 # Bytes inflated at a time: below glibc's mmap threshold (128 KiB), so the buffers are
 # reused, where 1 MiB ones were each mapped and unmapped (a 250 MB entry: 60,000 page faults)
