@@ -109,6 +109,10 @@ def _trace(eval_id: str, run: int = 1, text: str = "It ships today.", tool: str 
         ([HEADER, {"end": {}}], "t.jsonl:2: the end line needs"),
         ([{**HEADER, "adk_version": "2.13\n::error::x"}], "t.jsonl:1: adk_version must be"),
         ([{**HEADER, "adk_version": 2}], "t.jsonl:1: adk_version must be"),
+        (
+            [{**HEADER, "started_at": "2026-12-01T00:00:00"}],
+            "t.jsonl:1: started_at '2026-12-01T00:00:00' names no time zone",
+        ),
     ],
 )
 def test_a_bad_traces_file_is_bad_input_naming_the_line(suite, capsys, lines, message) -> None:

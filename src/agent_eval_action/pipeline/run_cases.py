@@ -270,6 +270,8 @@ def _read_one(
         started_at = datetime.fromisoformat(started)
     except ValueError:
         raise InputError(f"started_at {started!r} is not a date", display, 1) from None
+    if started_at.tzinfo is None:  # compared with aware times later: say it here
+        raise InputError(f"started_at {started!r} names no time zone", display, 1)
     adk = header.get("adk_version")
     if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
