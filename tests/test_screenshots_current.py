@@ -16,35 +16,37 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import screenshot_comment
 import screenshot_report
 
-
-@pytest.mark.parametrize(
-    ("picture", "with_baseline", "command"),
-    [
-        (screenshot_comment.DEFAULT_OUT, True, "python scripts/screenshot_comment.py"),
-        (
-            screenshot_comment.NO_BASELINE_OUT,
-            False,
-            "python scripts/screenshot_comment.py --no-baseline",
+# each picture, what it shows rendered today (its source hash), and the command that takes it
+PICTURES = [
+    pytest.param(
+        screenshot_comment.DEFAULT_OUT,
+        lambda: screenshot_comment.source_hash(screenshot_comment.example_comment()),
+        "python scripts/screenshot_comment.py",
+        id="comment",
+    ),
+    pytest.param(
+        screenshot_comment.NO_BASELINE_OUT,
+        lambda: screenshot_comment.source_hash(
+            screenshot_comment.example_comment(with_baseline=False)
         ),
-    ],
-    ids=["comment", "comment-no-baseline"],
-)
-def test_each_picture_of_the_comment_shows_todays_rendering(picture, with_baseline, command):
-    kept = screenshot_comment.sidecar(picture)
-    assert picture.is_file() and kept.is_file(), f"{picture.name}: none taken yet ({command})"
-    now = screenshot_comment.example_comment(with_baseline=with_baseline)
-    assert kept.read_text(encoding="ascii").strip() == screenshot_comment.source_hash(now), (
-        f"{picture.relative_to(ROOT)} shows an older rendering of the comment: {command}"
-    )
+        "python scripts/screenshot_comment.py --no-baseline",
+        id="comment-no-baseline",
+    ),
+    pytest.param(
+        screenshot_report.DEFAULT_OUT,
+        screenshot_report.example_page_hash,
+        "python scripts/screenshot_report.py",
+        id="report-html",
+    ),
+]
 
 
-def test_the_picture_of_report_html_shows_todays_page():
-    picture = screenshot_report.DEFAULT_OUT
+@pytest.mark.parametrize(("picture", "today", "command"), PICTURES)
+def test_each_picture_shows_todays_rendering(picture, today, command):
     kept = screenshot_comment.sidecar(picture)
-    command = "python scripts/screenshot_report.py"
     assert picture.is_file() and kept.is_file(), f"{picture.name}: none taken yet ({command})"
-    assert kept.read_text(encoding="ascii").strip() == screenshot_report.example_page_hash(), (
-        f"{picture.relative_to(ROOT)} shows an older report.html: {command}"
+    assert kept.read_text(encoding="ascii").strip() == today(), (
+        f"{picture.relative_to(ROOT)} shows an older rendering: {command}"
     )
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic.alias_generators import to_camel, to_snake
 
 from ..files import read_bytes, replacing, sha256
 from ..results import Results
@@ -125,8 +127,7 @@ def _edit_case(text: str, data: Any, form: str, acceptance: Accepted, style: spl
 def _evalset(
     text: str, data: dict[str, Any], eval_id: str, turns: list[Expectation], style: splice.Style
 ) -> str:
-    camel = "evalCases" in data
-    name = _cased(camel)
+    name: Callable[[str], str] = to_camel if "evalCases" in data else str
     cases = data[name("eval_cases")]
     index = next(
         (i for i, c in enumerate(cases) if c.get(name("eval_id"), c.get("eval_id")) == eval_id),
@@ -150,23 +151,20 @@ def _tool_uses(
     text: str,
     at: splice.Path,
     written: dict[str, Any],
-    name: Any,
+    name: Callable[[str], str],
     tool_uses: list[dict[str, Any]],
     style: splice.Style,
 ) -> str:
-    key = name("intermediate_data")
-    data = written.get(key, written.get("intermediateData", written.get("intermediate_data")))
-    if data is None:
-        return _put(text, at, written, key, {name("tool_uses"): tool_uses}, style)
-    if "invocation_events" in data or "invocationEvents" in data:
+    present = _present(written, "intermediate_data")
+    data = written[present] if present is not None else None
+    if not isinstance(data, dict):  # none written (or null): the whole of it, with the calls
+        whole = {name("tool_uses"): tool_uses}
+        return _put(text, at, written, name("intermediate_data"), whole, style)
+    if _present(data, "invocation_events") is not None:
         raise _Refusal(
             "its expected turns are invocation_events; accept rewrites tool_uses only (yet)"
         )
-    present = (
-        key
-        if key in written
-        else next(k for k in ("intermediate_data", "intermediateData") if k in written)
-    )
+    assert present is not None
     return _put(text, (*at, present), data, name("tool_uses"), tool_uses, style)
 
 
@@ -192,7 +190,7 @@ def _put(
     """`key` of the object at `at` set to `value`: replaced where it is (in either casing,
     its keys in the order written, left as it is when it already says the same), else added
     as `key`."""
-    present = next((k for k in (key, _cased(True)(key), _snake(key)) if k in written), None)
+    present = _present(written, key)
     if present is None:
         return splice.add(text, at, key, value, style)
     old = written[present]
@@ -229,15 +227,7 @@ def _text(content: dict[str, Any]) -> str:
     )
 
 
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-
-
-def _cased(camel: bool) -> Any:
-    def name(snake: str) -> str:
-        if not camel:
-            return snake
-        first, *rest = snake.split("_")
-        return first + "".join(word.title() for word in rest)
-
-    return name
+def _present(written: dict[str, Any], key: str) -> str | None:
+    """`key` as the object writes it, in its own casing or the other (ADK reads both), or
+    None when it lacks it."""
+    return next((k for k in (key, to_camel(key), to_snake(key)) if k in written), None)

@@ -16,7 +16,15 @@ from typing import Any
 
 from ..compare.model import REGRESSIONS, Diff
 from ..core import AXES, Axis, CaseKey
-from ..results import CaseResult, Content, FunctionCall, InvocationRecord, Results, Status
+from ..results import (
+    CaseResult,
+    Content,
+    FunctionCall,
+    InvocationRecord,
+    Results,
+    RunRecord,
+    Status,
+)
 
 # the metrics each axis's rewrite satisfies: they compare what it writes
 REWRITES: dict[Axis, frozenset[str]] = {
@@ -126,7 +134,7 @@ def _accept(
     return Accepted(case, axes, chosen.run, [_turn(t, axes) for t in chosen.turns()])
 
 
-def _run(case: CaseResult, axes: tuple[Axis, ...], run: int | None) -> Any:
+def _run(case: CaseResult, axes: tuple[Axis, ...], run: int | None) -> RunRecord | str:
     """The run whose behaviour becomes the expectation, or why none can be."""
     own = [r for r in case.runs if r.purpose()[0] == "suite"]
     if run is not None:

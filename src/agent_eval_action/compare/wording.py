@@ -15,6 +15,7 @@ from .model import (
     CaseDiff,
     Change,
     MetricDiff,
+    Rule,
 )
 
 _MOVED = {
@@ -105,7 +106,7 @@ def untellable(m: MetricDiff, record: str, *, shown: int | None = None, allowed:
 
 def _with_first(m: MetricDiff, why: str) -> str:
     """`why`, with what the metric's first comparison said (its rule's words, before)."""
-    first = _noise_source(m) if m.rule == "within_noise" else m.reason
+    first = _noise_source(m) if m.rule == Rule.WITHIN_NOISE else m.reason
     return f"{why} (the first run: {first})" if first else why
 
 
