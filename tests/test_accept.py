@@ -357,3 +357,31 @@ def test_the_comment_offers_accept_only_with_cases_to_accept_and_never_in_the_mi
     assert "Intended?" not in markdown.comment(diff, results, markdown.Options())
     none = AcceptOffer((), 1, "accept.patch")
     assert "Intended?" not in markdown.comment(diff, results, markdown.Options(accept=none))
+
+
+def test_the_patch_applies_to_a_file_without_a_last_line_break_and_with_u2028(write, tmp_path):
+    """git marks a last line without its line break, and breaks lines at "\\n" alone: a
+    one-line eval file holding U+2028 inside a string gets a patch `git apply` takes."""
+    import shutil
+    import subprocess
+
+    text = _evalset([order_case("b")], ensure_ascii=False).replace("Where is", "Where\u2028is")
+    path = _suite(write, text)
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": NEW}) == 1
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "evals", copy / "evals")
+    assert main(["accept", "r.json", "--dry-run"]) == 0
+    assert main(["accept", "r.json"]) == 0  # the file as accept writes it
+    from agent_eval_action.accept.apply import edit
+    from agent_eval_action.accept.plan import choose
+    from agent_eval_action.compare import load_results
+
+    results = load_results("r.json")
+    path.write_text(text, encoding="utf-8")  # back as the run read it
+    (edited,), _ = edit(results, choose(results, ())[0], Path("."))
+    patch = tmp_path / "accept.patch"
+    patch.write_text(edited.diff(), encoding="utf-8")
+    applied = subprocess.run(["git", "apply", str(patch)], cwd=copy, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (copy / "evals" / "shop.evalset.json").read_text(encoding="utf-8") == edited.after

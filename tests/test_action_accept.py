@@ -80,3 +80,26 @@ def test_a_passing_pr_gets_no_accept_patch_and_no_offer(runner: Runner, baseline
     assert done.returncode == 0, done.stdout + done.stderr
     assert not list(runner.out_dir.glob("accept*.patch"))
     assert "Intended?" not in runner.fake.comments_on(7)[0]["body"]
+
+
+@pytest.mark.parametrize("fault", [RecursionError(), OSError("gone"), ValueError("bad")])
+def test_an_offer_that_cannot_be_made_is_a_warning_and_the_report_goes_on(
+    monkeypatch, tmp_path, fault
+):
+    """An eval file nested deeper than the edit can follow (the loader's limit is looser),
+    or one unreadable now: no accept.patch, said, and never the job's traceback."""
+    from types import SimpleNamespace
+
+    from agent_eval_action.accept import offer
+    from agent_eval_action.action import stages
+
+    def broken(*_args, **_kwargs):
+        raise fault
+
+    said: list[tuple[str, str]] = []
+    monkeypatch.setattr(offer, "offer", broken)
+    monkeypatch.setattr(stages.outputs, "command", lambda *args: said.append(args))
+    ctx = SimpleNamespace(out_dir=tmp_path)
+    assert stages._accept_offer(None, None, ctx) is None  # type: ignore[arg-type]
+    ((kind, message),) = said
+    assert kind == "warning" and message.startswith("no accept.patch: ")

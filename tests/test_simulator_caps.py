@@ -188,6 +188,11 @@ def test_a_rounds_serve_users_answers_the_rounds_case_runs_alone(write, fake):
             "{% for i in range(100000) %}{{ conversation_plan }}{% endfor %} " + PLACEHOLDERS,
             f"the prompt is over the cap of {MAX_PROMPT_CHARS:,} characters",
         ),
+        # a macro that calls itself: refused, never serve-users' crash (and its record lost)
+        (
+            "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }} " + PLACEHOLDERS,
+            "the prompt cannot be rendered: it recurses without end",
+        ),
     ],
 )
 def test_a_template_that_grows_past_the_cap_is_refused_while_rendering(
@@ -318,3 +323,17 @@ def test_a_persona_that_renders_past_the_cap_is_bad_input_when_read(write, fake,
     assert main(["serve-users", "evals", "--record", "sim.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "evals/chat.evalset.json:" in err and "user_persona: a template's `*` would make" in err
+
+
+def test_a_persona_that_recurses_is_bad_input_when_read(write, fake, capsys):
+    macro = "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"
+    persona = {"id": "loop", "description": macro, "behaviors": []}
+    case = {
+        **CASE,
+        "conversation_scenario": {**CASE["conversation_scenario"], "user_persona": persona},
+    }
+    write("evals/chat.evalset.json", {"eval_set_id": "chat", "eval_cases": [case]})
+    write("evals/test_config.json", {"criteria": {"safety_v1": 0.5}})
+    assert main(["serve-users", "evals", "--record", "sim.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "user_persona: a template that recurses without end" in err

@@ -42,17 +42,30 @@ class Edited:
     cases: list[Accepted]
 
     def diff(self) -> str:
+        """The change as a unified diff that `git apply` takes."""
         lines = difflib.unified_diff(
-            self.before.splitlines(keepends=True),
-            self.after.splitlines(keepends=True),
-            f"a/{self.file}",
-            f"b/{self.file}",
+            _patch_lines(self.before), _patch_lines(self.after), f"a/{self.file}", f"b/{self.file}"
         )
         return "".join(lines)
 
     def write(self) -> None:
         with replacing(self.path) as out:
             out.write(self.bom + self.after.encode("utf-8"))
+
+
+NO_NEWLINE = "\n\\ No newline at end of file\n"
+
+
+def _patch_lines(text: str) -> list[str]:
+    """`text` as a patch's lines: split at "\n" alone (U+2028 or U+0085 inside a JSON string
+    is no line break to git), a last line without one marked as git marks it."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    if lines[-1]:
+        lines[-1] += NO_NEWLINE
+    else:
+        lines.pop()
+    return lines
 
 
 def edit(

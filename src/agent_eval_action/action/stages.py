@@ -306,6 +306,7 @@ def _accept_offer(results: Results, diff: Diff, ctx: Context) -> AcceptOffer | N
 
     try:
         return offer(results, diff, Path.cwd(), ctx.out_dir)
-    except (OSError, ValueError, InputError) as err:  # an eval file unreadable now
-        outputs.command("warning", f"no accept.patch: {err}")
+    except (OSError, ValueError, InputError, RecursionError) as err:  # an eval file unreadable
+        # now, or nested deeper than the edit can follow (the loader's limit is looser)
+        outputs.command("warning", f"no accept.patch: {err or type(err).__name__}")
         return None

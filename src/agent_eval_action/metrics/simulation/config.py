@@ -54,7 +54,8 @@ THINKING_OPTIONS = frozenset({"include_thoughts", "thinking_budget"})
 
 
 class OverCap(UserTurnError):
-    """A prompt (or a value a template makes) over MAX_PROMPT_CHARS: refused, nothing asked."""
+    """A prompt (or a value a template makes) over MAX_PROMPT_CHARS, or a template that
+    recurses without end: refused, nothing asked."""
 
 
 def capped(chunks: Iterable[str], what: str) -> str:

@@ -53,6 +53,8 @@ def check_persona(persona: UserPersona | None) -> None:
         capped(chain.from_iterable(map(_fill, rubrics)), "the persona's violation rubrics")
     except (OverCap, TemplateError) as err:
         raise ValueError(f"user_persona: {err}") from None
+    except RecursionError:  # a macro that calls itself
+        raise ValueError("user_persona: a template that recurses without end") from None
 
 
 def _args(value: Any) -> str:
@@ -100,14 +102,16 @@ def _part_lines(author: str, part: Part, include_function_calls: bool) -> list[s
 def render(
     config: SimulatorConfig, scenario: ConversationScenario, turns: Sequence[ActualTurn]
 ) -> str:
-    """The prompt for the user turn after `turns`: OverCap as soon as it passes the cap,
-    UserTurnError when a template of the eval files fails to render."""
+    """The prompt for the user turn after `turns`: OverCap as soon as it passes the cap (or
+    a template recurses without end), UserTurnError when a template of the eval files fails to render."""
     from jinja2 import TemplateError
 
     try:
         return capped(_prompt(config, scenario, turns), "the prompt")
     except TemplateError as err:
         raise UserTurnError(f"the prompt cannot be rendered: {err}") from None
+    except RecursionError:  # a macro of custom_instructions that calls itself: a cap too
+        raise OverCap("the prompt cannot be rendered: it recurses without end") from None
 
 
 def _prompt(
