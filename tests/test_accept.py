@@ -285,16 +285,173 @@ def test_a_file_reached_through_a_link_out_of_the_root_is_refused(write, tmp_pat
     assert (outside / "shop.evalset.json").read_bytes() == kept
 
 
-def test_invocation_events_are_refused_not_half_rewritten(write, capsys):
-    events = order_case("b")
-    events["conversation"][0]["intermediate_data"] = {"invocation_events": []}
-    path = _suite(write, _evalset([events], indent=2))
+# --- tool responses, and ADK's recorded form of the expected turn -----------------------------
+
+TRACKED = {"text": RIGHT["text"], "tools": [["track", {"id": "A-1"}]]}
+ANSWERED = {
+    "text": RIGHT["text"],
+    "tools": [["track", {"id": "A-1"}], ["notify", {}]],
+    "responses": [["track", {"status": "shipped"}], ["notify", {"sent": True}]],
+}
+
+
+def _part_keys(camel: bool) -> tuple[str, str]:
+    return ("functionCall", "functionResponse") if camel else ("function_call", "function_response")
+
+
+def _events_case(eval_id: str, camel: bool = False) -> dict:
+    """A case whose expected turn is ADK's recorded form: a call of `track` with its answer,
+    and a sub-agent's text between them."""
+    call, response = _part_keys(camel)
+    case = order_case(eval_id)
+    case["conversation"][0]["intermediate_data"] = {
+        "invocation_events": [
+            {
+                "author": "shop_agent",
+                "content": {
+                    "role": "model",
+                    "parts": [{call: {"id": "adk-1", "name": "track", "args": {"id": "A-1"}}}],
+                },
+            },
+            {
+                "author": "shop_agent",
+                "content": {
+                    "role": "user",
+                    "parts": [{response: {"id": "adk-1", "name": "track", "response": {"s": 1}}}],
+                },
+            },
+            {"author": "helper", "content": {"role": "model", "parts": [{"text": "Looking."}]}},
+        ]
+    }
+    return case
+
+
+@pytest.mark.parametrize("camel", [False, True], ids=["snake_case", "camelCase parts"])
+def test_invocation_events_get_the_new_calls_and_keep_what_still_pairs(write, camel):
+    path = _suite(write, _evalset([order_case("a"), _events_case("b", camel)], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    table = {"a": RIGHT, "b": {"text": RIGHT["text"], "tools": NEW["tools"]}}
+    before = path.read_bytes()
+    assert _run(write, table) == 1
+    assert main(["accept", "r.json", "--axis", "trajectory"]) == 0
+    call, response = _part_keys(camel)
+    events = json.loads(path.read_text())["eval_cases"][1]["conversation"][0]["intermediate_data"][
+        "invocation_events"
+    ]
+    assert events == [
+        {
+            "author": "shop_agent",
+            "content": {
+                "role": "model",
+                "parts": [{call: {"name": "track", "args": {"id": "A-1"}}}],
+            },
+        },
+        # the file's own answer to a call it still expects stays, without the old call's id
+        {
+            "author": "shop_agent",
+            "content": {
+                "role": "user",
+                "parts": [{response: {"name": "track", "response": {"s": 1}}}],
+            },
+        },
+        {
+            "author": "shop_agent",
+            "content": {"role": "model", "parts": [{call: {"name": "notify", "args": {}}}]},
+        },
+        {"author": "helper", "content": {"role": "model", "parts": [{"text": "Looking."}]}},
+    ]
+    assert _text_outside_case_b(before) == _text_outside_case_b(path.read_bytes())
+    assert _run(write, table, "again.json") == 0
+
+
+def test_invocation_events_without_an_author_are_refused_untouched(write, capsys):
+    case = order_case("b")
+    case["conversation"][0]["intermediate_data"] = {"invocation_events": []}
+    path = _suite(write, _evalset([case], indent=2))
     write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
     assert _run(write, {"b": NEW}) == 1
     before = path.read_bytes()
     assert main(["accept", "r.json", "--axis", "trajectory"]) == 1
-    assert "invocation_events" in capsys.readouterr().err
+    assert "name no author to write the calls under" in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+def _with_responses(case: dict, responses: list[dict]) -> dict:
+    data = case["conversation"][0]["intermediate_data"]
+    data["tool_uses"] = [{"name": "track", "args": {"id": "A-1"}}, {"name": "cancel", "args": {}}]
+    data["tool_responses"] = responses
+    return case
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        # track still expected: its answer stays; cancel's goes with it; notify has none
+        (NEW, [{"name": "track", "response": {"s": 1}}]),
+        # notify comes first and has no answer: none is kept, or track's would pair with it
+        ({"text": "x", "tools": [["notify", {}], ["track", {"id": "A-1"}]]}, []),
+    ],
+    ids=["a call still expected", "a new call first"],
+)
+def test_tool_responses_of_calls_still_expected_are_kept_in_their_pairing(write, answer, kept):
+    responses = [{"name": "track", "response": {"s": 1}}, {"name": "cancel", "response": {}}]
+    path = _suite(write, _evalset([_with_responses(order_case("b"), responses)], indent=2))
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {"b": answer}) == 1
+    assert main(["accept", "r.json", "--axis", "trajectory"]) == 0
+    data = json.loads(path.read_text())["eval_cases"][0]["conversation"][0]["intermediate_data"]
+    assert [c["name"] for c in data["tool_uses"]] == [c[0] for c in answer["tools"]]
+    assert data["tool_responses"] == kept
+
+
+def test_with_tool_responses_writes_what_the_run_s_tools_answered_in_every_form(write):
+    responses = [{"name": "track", "response": {"s": 1}}]
+    case = order_case("b")
+    case["conversation"][0]["intermediate_data"]["tool_responses"] = responses
+    path = _suite(write, _evalset([case, _events_case("c")], indent=2))
+    rows = [{"query": "Where?", "expected_tool_use": [], "reference": RIGHT["text"]}]
+    legacy = write("evals/legacy/order.test.json", rows)
+    write("evals/legacy/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    table = {"b": ANSWERED, "c": ANSWERED, "order": ANSWERED}
+    assert _run(write, table) == 1
+    assert main(["accept", "r.json", "--axis", "trajectory", "--with-tool-responses"]) == 0
+    written = [
+        {"name": "track", "response": {"status": "shipped"}},
+        {"name": "notify", "response": {"sent": True}},
+    ]
+    cases = json.loads(path.read_text())["eval_cases"]
+    assert cases[0]["conversation"][0]["intermediate_data"]["tool_responses"] == written
+    events = cases[1]["conversation"][0]["intermediate_data"]["invocation_events"]
+    said = [
+        p["function_response"]
+        for e in events
+        for p in e["content"]["parts"]
+        if "function_response" in p
+    ]
+    assert said == written
+    assert json.loads(legacy.read_text())[0]["expected_tool_use"] == [
+        {
+            "tool_name": "track",
+            "tool_input": {"id": "A-1"},
+            "mock_tool_output": {"status": "shipped"},
+        },
+        {"tool_name": "notify", "tool_input": {}, "mock_tool_output": {"sent": True}},
+    ]
+    assert _run(write, table, "again.json") == 0
+    # the same calls again, with other answers: only the answers change
+    table = {
+        k: {**v, "responses": [["track", {"status": "late"}], ["notify", {}]]}
+        for k, v in table.items()
+    }
+    assert _run(write, table, "third.json") == 0
+    assert main(["accept", "third.json", "b", "--with-tool-responses"]) == 0
+    data = json.loads(path.read_text())["eval_cases"][0]["conversation"][0]["intermediate_data"]
+    assert data["tool_responses"][0]["response"] == {"status": "late"}
+    assert _run(write, table, "fourth.json") == 0
+    before = path.read_bytes()
+    assert main(["accept", "fourth.json", "b"]) == 0  # without the flag: the same calls
+    assert path.read_bytes() == before  # and the answers the file has stay
 
 
 @pytest.mark.parametrize(

@@ -16,21 +16,38 @@ from helpers.paths import ROOT, python_command
 pytestmark = pytest.mark.e2e
 
 
+REWORDED = "Send it back within a month of delivery and we refund you in full."
+
+
 def test_a_regressed_pr_gets_the_accept_patch_and_the_way_to_accept(
     runner: Runner, baseline_results: bytes, tmp_path
 ):
+    """The PR's agent skips a check (a trajectory regression) and rewords an answer (a
+    response regression): each is offered on its axis, and either way of accepting passes."""
     main, head = main_with_baseline(runner.fake, baseline_results)
     runner.fake.add_pull(7, head, main[3])
+    agent = runner.tmp / "reworded_agent.py"
+    source = AGENT.read_text()
+    old = "You can return any item within 30 days of delivery for a full refund."
+    assert old in source
+    agent.write_text(source.replace(old, REWORDED))
     before = (ROOT / "examples" / "evals" / "support.evalset.json").read_bytes()
-    done = runner.run(runner.env("pull_request", pr_payload(7, head, main[3])))
+    env = runner.env("pull_request", pr_payload(7, head, main[3]), command=python_command(agent))
+    done = runner.run(env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert (ROOT / "examples" / "evals" / "support.evalset.json").read_bytes() == before
     patch = (runner.out_dir / "accept.patch").read_text(encoding="utf-8")
-    assert patch.startswith("--- a/examples/evals/support.evalset.json\n")
-    assert (runner.out_dir / "accept-trajectory.patch").read_text(encoding="utf-8") == patch
+    assert "--- a/examples/evals/support.evalset.json\n" in patch
+    assert "--- a/examples/evals/legacy/faq.test.json\n" in patch  # it answers the same there
+    trajectory = (runner.out_dir / "accept-trajectory.patch").read_text(encoding="utf-8")
+    response = (runner.out_dir / "accept-response.patch").read_text(encoding="utf-8")
+    assert '"text": "' + REWORDED + '"' in response
+    assert REWORDED not in trajectory and '"name": "lookup_order"' in trajectory
+    assert REWORDED in patch and '"name": "lookup_order"' in patch
     body = runner.fake.comments_on(7)[0]["body"]
     assert "**Intended?**" in body
     assert "support / gold\\_express\\_refund (trajectory)" in body  # the axis it regressed on
+    assert "support / return\\_policy (response)" in body
     assert "(the artifacts of [this run](https://github.com/" in body
     assert "`agent-eval-action accept results.json --diff diff.json`" in body
     assert "`accept.patch`" in body
@@ -58,7 +75,7 @@ def test_a_regressed_pr_gets_the_accept_patch_and_the_way_to_accept(
             )
             assert accepted.returncode == 0, accepted.stderr
         argv = [sys.executable, "-m", "agent_eval_action", "run", "examples/evals"]
-        argv += ["--command", python_command(AGENT), "--out", str(checkout / "r.json")]
+        argv += ["--command", python_command(agent), "--out", str(checkout / "r.json")]
         again = subprocess.run(argv, cwd=checkout, capture_output=True, text=True, env=clean_env())
         assert again.returncode == 0, again.stdout + again.stderr
     one, other = (

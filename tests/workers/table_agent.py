@@ -2,7 +2,8 @@
 
 Usage: table_agent.py TABLE.json. Keys are tried from the most specific down:
 "<eval_id>/<turn>/<run>", "<eval_id>/<turn>", "<eval_id>". A value is an answer:
-{"text": ..., "tools": [[name, args], ...]}, or {"error": ...}, or {"sleep": s},
+{"text": ..., "tools": [[name, args], ...], "responses": [[name, response], ...]} (the
+responses: what the tools answered, optional), or {"error": ...}, or {"sleep": s},
 or {"exit": code} to crash.
 """
 
@@ -38,6 +39,10 @@ def main() -> None:
             "id": request["id"],
             "final_response": {"role": "model", "parts": [{"text": entry.get("text", "")}]},
             "tool_uses": [{"name": name, "args": args} for name, args in entry.get("tools", [])],
+            "tool_responses": [
+                {"name": name, "response": response}
+                for name, response in entry.get("responses", [])
+            ],
             "usage": {"prompt_tokens": 10, "output_tokens": 2},
         }
         print(json.dumps(answer), flush=True)

@@ -2,7 +2,8 @@
 
 Cases: those named, else the regressed ones of a Diff, else the failing ones of the Results.
 Per case and axis the new expectation is what the agent did: the trajectory axis rewrites
-each turn's expected tool calls, the response axis its reference answer, and nothing else.
+each turn's expected tool calls (and, when asked, what the tools answered them), the response
+axis its reference answer, and nothing else.
 A case is refused, with the reason, where accepting would not make it pass or would pick one
 of several behaviours: a metric on the axis with no expectation to rewrite, a scenario case,
 a run that errored, runs that disagree (unless `run` picks one).
@@ -17,6 +18,7 @@ from typing import Any
 from ..compare.model import REGRESSIONS, Diff
 from ..core import AXES, Axis, CaseKey
 from ..results import (
+    Actual,
     CaseResult,
     Content,
     FunctionCall,
@@ -35,10 +37,14 @@ REWRITES: dict[Axis, frozenset[str]] = {
 
 @dataclass
 class Expectation:
-    """What one turn expects from now on: None where its axis is not accepted."""
+    """What one turn expects from now on: None where its axis is not accepted.
+
+    `tool_responses` (only with `with_tool_responses`) holds, per call of `tool_uses`, the
+    response the run's tool gave it, or None where the run has none for that call."""
 
     tool_uses: list[dict[str, Any]] | None = None
     final_response: dict[str, Any] | None = None
+    tool_responses: list[dict[str, Any] | None] | None = None
 
 
 @dataclass
@@ -62,8 +68,10 @@ def choose(
     diff: Diff | None = None,
     axes: Sequence[Axis] = AXES,
     run: int | None = None,
+    with_tool_responses: bool = False,
 ) -> tuple[list[Accepted], list[NotAccepted]]:
-    """The cases to accept on `axes` (and the axes each accepts), or why not."""
+    """The cases to accept on `axes` (and the axes each accepts), or why not; with
+    `with_tool_responses`, a trajectory also takes what the run's tools answered."""
     wanted = _wanted(results, names, diff, axes)
     regressed = {
         c.key: {m.metric for m in c.metrics if m.change in REGRESSIONS}
@@ -72,7 +80,7 @@ def choose(
     accepted: list[Accepted] = []
     refused: list[NotAccepted] = []
     for case, case_axes in wanted:
-        outcome = _accept(case, case_axes, run, regressed.get(case.key, set()))
+        outcome = _accept(case, case_axes, run, regressed.get(case.key, set()), with_tool_responses)
         if isinstance(outcome, Accepted):
             accepted.append(outcome)
         else:
@@ -111,7 +119,11 @@ def _named(results: Results, name: str) -> CaseResult:
 
 
 def _accept(
-    case: CaseResult, axes: tuple[Axis, ...], run: int | None, regressed: set[str]
+    case: CaseResult,
+    axes: tuple[Axis, ...],
+    run: int | None,
+    regressed: set[str],
+    with_tool_responses: bool,
 ) -> Accepted | NotAccepted:
     if case.scenario:
         return NotAccepted(case.key, "a conversation_scenario case expects no turns to rewrite")
@@ -131,7 +143,8 @@ def _accept(
     chosen = _run(case, axes, run)
     if isinstance(chosen, str):
         return NotAccepted(case.key, chosen)
-    return Accepted(case, axes, chosen.run, [_turn(t, axes) for t in chosen.turns()])
+    turns = [_turn(t, axes, with_tool_responses) for t in chosen.turns()]
+    return Accepted(case, axes, chosen.run, turns)
 
 
 def _run(case: CaseResult, axes: tuple[Axis, ...], run: int | None) -> RunRecord | str:
@@ -150,11 +163,15 @@ def _run(case: CaseResult, axes: tuple[Axis, ...], run: int | None) -> RunRecord
     return own[0]
 
 
-def _turn(record: InvocationRecord, axes: tuple[Axis, ...]) -> Expectation:
+def _turn(
+    record: InvocationRecord, axes: tuple[Axis, ...], with_tool_responses: bool = False
+) -> Expectation:
     actual = record.actual
     turn = Expectation()
     if "trajectory" in axes:
         turn.tool_uses = [_call(c) for c in actual.tool_uses] if actual else []
+        if with_tool_responses:
+            turn.tool_responses = _responses(actual) if actual else []
     if "response" in axes:
         turn.final_response = _answer(actual.final_response if actual else None)
     return turn
@@ -163,6 +180,30 @@ def _turn(record: InvocationRecord, axes: tuple[Axis, ...]) -> Expectation:
 def _call(call: FunctionCall) -> dict[str, Any]:
     """A tool call without what changes from run to run (its id, streaming fields)."""
     return {"name": call.name, "args": call.args or {}}
+
+
+def _responses(actual: Actual) -> list[dict[str, Any] | None]:
+    """Per call, what its tool answered (name and response, no id), or None."""
+    calls = [{"name": c.name, "id": c.id} for c in actual.tool_uses]
+    said = [{"name": r.name, "response": r.response, "id": r.id} for r in actual.tool_responses]
+    return [
+        None if r is None else {"name": r["name"] or c["name"], "response": r["response"] or {}}
+        for c, r in zip(calls, pair(calls, said), strict=True)
+    ]
+
+
+def pair(calls: Sequence[Any], responses: Sequence[Any]) -> list[Any]:
+    """Per call, its response: the one with the call's id where both carry ids, else the one
+    at its position (ADK's pairing of `tool_uses` and `tool_responses`); None for none."""
+    by_id = {r.get("id"): r for r in responses if isinstance(r, dict) and r.get("id")}
+    found: list[Any] = []
+    for index, call in enumerate(calls):
+        key = call.get("id") if isinstance(call, dict) else None
+        if key and by_id:
+            found.append(by_id.get(key))
+        else:
+            found.append(responses[index] if index < len(responses) else None)
+    return found
 
 
 def _answer(content: Content | None) -> dict[str, Any]:

@@ -43,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--run", type=int, metavar="N", help="the run to take when a case's runs disagree"
     )
     parser.add_argument(
+        "--with-tool-responses",
+        action="store_true",
+        help="with the expected tool calls, write what the run's tools answered them "
+        "(default: keep the responses the file gave calls it still expects)",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print the change as a diff; write nothing"
     )
     parser.add_argument(
@@ -71,7 +77,12 @@ def handle(args: argparse.Namespace) -> int:
     elif args.baseline is not None:
         diff = compare(results, load_results(args.baseline))
     accepted, refused = choose(
-        results, args.cases, diff=diff, axes=AXIS_CHOICES[args.axis], run=args.run
+        results,
+        args.cases,
+        diff=diff,
+        axes=AXIS_CHOICES[args.axis],
+        run=args.run,
+        with_tool_responses=args.with_tool_responses,
     )
     edited, unwritable = edit(results, accepted, Path(args.root))
     refused += unwritable
