@@ -9,12 +9,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.paths import ROOT, SHARED_FIXTURES, python_command
+from helpers.paths import SHARED_FIXTURES
 
 ADK_MISSING = "needs google-adk, the adk extra: pip install -e '.[adk]' (or '.[dev]')"
 
@@ -115,22 +113,23 @@ def runner(github_fake, tmp_path: Path):
 @pytest.fixture(scope="session")
 def baseline_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     """main's Results: the example agent without its gold-tier shortcut (every case passes)."""
-    from helpers.action_harness import AGENT, EVALS, clean_env
+    from helpers.action_harness import example_results, fixed_agent
 
     work = tmp_path_factory.mktemp("baseline")
-    fixed = work / "fixed_agent.py"
-    source = AGENT.read_text(encoding="utf-8")
-    shortcut = ' and session.tier != "gold"'
-    assert shortcut in source, "the example agent changed: update this fixture"
-    fixed.write_text(source.replace(shortcut, ""), encoding="utf-8")
-    out = work / "results.json"
-    argv = [sys.executable, "-m", "agent_eval_action", "run", EVALS]
-    argv += ["--command", python_command(fixed), "--out", str(out), "--format", "json"]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=clean_env())
-    assert done.returncode == 0, done.stderr
-    data = json.loads(out.read_text(encoding="utf-8"))
-    assert all(case["status"] == "passed" for case in data["cases"])
-    return out.read_bytes()
+    data = example_results(fixed_agent(work), work)
+    assert all(case["status"] == "passed" for case in json.loads(data)["cases"])
+    return data
+
+
+@pytest.fixture(scope="session")
+def shipped_results(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The example agent's Results as shipped: its gold-tier case fails."""
+    from helpers.action_harness import AGENT, example_results
+
+    data = example_results(AGENT, tmp_path_factory.mktemp("shipped"))
+    failing = [c["eval_id"] for c in json.loads(data)["cases"] if c["status"] != "passed"]
+    assert failing == ["gold_express_refund"], failing
+    return data
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -10,21 +10,24 @@ trajectory while its answer holds (a lucky answer).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from helpers.action_harness import (
+    AGENT,
     EVALS,
     REPO,
     TOKEN,
     Runner,
+    fixed_agent,
     fork_run_completed,
     main_with_baseline,
     pr_payload,
     repository,
     zipped,
 )
-from helpers.paths import ROOT
+from helpers.paths import ROOT, python_command
 
 from agent_eval_action.compare.record_file import RECORD_NAME
 from agent_eval_action.results import PAIRED_RUN
@@ -306,7 +309,7 @@ def _fork_pr_run(runner: Runner, baseline_results: bytes):
     return runner.run(pr_env), head
 
 
-def _comment_job(runner: Runner, head: str, extra: dict[str, bytes]):
+def _comment_job(runner: Runner, head: str, extra: dict[str, bytes], **inputs: str):
     """The fork's PR run's output-dir (results.json, pr.json, and `extra` files) uploaded as
     its artifact, then the workflow_run comment job (its own workflow file) run on it."""
     fake = runner.fake
@@ -318,7 +321,7 @@ def _comment_job(runner: Runner, head: str, extra: dict[str, bytes]):
     fake.add_artifact("agent-eval-results", zipped({**files, **extra}), run_id=pr_run["id"])
     payload = fork_run_completed(pr_run["id"], head)
     runner.out_dir = runner.tmp / "comment-out"
-    env = runner.env("workflow_run", payload, command="", mode="comment")
+    env = runner.env("workflow_run", payload, command="", mode="comment", **inputs)
     env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/agent-eval-comment.yml@refs/heads/main"
     return runner.run(env)
 
@@ -396,3 +399,133 @@ def test_a_push_run_passes_mains_record_on_and_a_pr_reads_it_with_the_baseline_a
     assert kept == [RECORD_NAME, "results.json"]
     page = (runner.out_dir / "report.html").read_text(encoding="utf-8")
     assert main[0][:7] in page and main[1][:7] in page  # the history the drill-down shows
+
+
+ALL_CLEAR = "✅ **agent-eval**: no changes against the baseline"
+
+
+def test_on_change_is_quiet_then_posts_a_regression_then_clears_it(
+    runner: Runner, baseline_results: bytes, tmp_path: Path
+):
+    """`comment: on-change` over three pushes to one PR: main's agent (nothing changed),
+    the shipped agent (a regression), main's agent again (the fix)."""
+    fake = runner.fake
+    main, first = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, first, main[3])
+    fixed = python_command(fixed_agent(tmp_path))
+
+    def push(head: str, command: str):
+        fake.pulls[7]["head"]["sha"] = head  # the PR as GitHub returns it now
+        payload = pr_payload(7, head, main[3])
+        env = runner.env("pull_request", payload, command=command, comment="on-change")
+        env["GITHUB_SHA"] = head  # the commit evaluated, which the all-clear line names
+        return runner.run(env)
+
+    def check_of(head: str) -> dict:
+        (check,) = [c for c in fake.check_runs.values() if c["head_sha"] == head]
+        return check
+
+    # 1. nothing changed: no comment, the check run all the same
+    done = push(first, fixed)
+    assert done.returncode == 0, done.stderr
+    assert fake.comments_on(7) == [] and not fake.calls("create_comment")
+    assert check_of(first)["conclusion"] == "success"
+    assert runner.outputs()["comment-url"] == ""
+    assert "no earlier comment to clear" in done.stdout
+
+    # 2. a regression: the report is posted
+    second = fake.linear_history(1, parent=first, prefix="pr2", branch="feature")[0]
+    done = push(second, python_command(AGENT))
+    assert done.returncode == 1, done.stderr
+    (comment,) = fake.comments_on(7)
+    assert "gold_express_refund" in comment["body"] and "lucky answer" in comment["body"]
+    assert check_of(second)["conclusion"] == "failure"
+    assert runner.outputs()["comment-url"] == comment["html_url"]
+
+    # 3. fixed: the same comment says all clear, in one line under its marker and id
+    third = fake.linear_history(1, parent=second, prefix="pr3", branch="feature")[0]
+    done = push(third, fixed)
+    assert done.returncode == 0, done.stderr
+    (cleared,) = fake.comments_on(7)
+    assert cleared["id"] == comment["id"] and len(fake.calls("create_comment")) == 1
+    marker, id_line, line = cleared["body"].rstrip("\n").split("\n")
+    assert marker == "<!-- agent-eval-action:agent-eval -->"
+    assert id_line == f"<!-- agent-eval-action:comment-id:{comment['id']} -->"
+    assert line.startswith(ALL_CLEAR)
+    assert "against the baseline the merge-base" in line  # its Results name no commit here
+    assert f"at [`{third[:7]}`](https://github.com/{REPO}/commit/{third})" in line
+    assert "/actions/runs/9001)" in line
+    assert check_of(third)["conclusion"] == "success"
+    assert runner.outputs()["comment-url"] == comment["html_url"]
+    assert len(fake.check_runs) == 3  # one per push: the gate speaks every time
+    # the full report is still written for the job summary and the artifact
+    report = (runner.out_dir / "report.md").read_text(encoding="utf-8")
+    assert "### ✅ no regressions · 6 unchanged" in report
+
+
+def test_never_leaves_an_earlier_comment_alone(runner: Runner, baseline_results: bytes):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, baseline_results)
+    fake.add_pull(7, head, main[3])
+    payload = pr_payload(7, head, main[3])
+    assert runner.run(runner.env("pull_request", payload)).returncode == 1  # always, the default
+    (before,) = fake.comments_on(7)
+    body, checks = before["body"], len(fake.calls("create_check_run"))
+    calls = len(fake.log)
+    done = runner.run(runner.env("pull_request", payload, comment="never"))
+    assert done.returncode == 1, done.stderr
+    assert [c["body"] for c in fake.comments_on(7)] == [body]
+    ours = [c.route for c in fake.log[calls:] if "comment" in c.route]
+    assert ours == []  # not even listed
+    assert len(fake.calls("create_check_run")) == checks + 1
+    assert runner.outputs()["comment-url"] == ""
+
+
+def test_on_regression_with_only_an_improvement_creates_nothing(
+    runner: Runner, shipped_results: bytes, tmp_path: Path
+):
+    fake = runner.fake
+    main, head = main_with_baseline(fake, shipped_results)  # main as shipped: one case fails
+    fake.add_pull(7, head, main[3])
+    fixed = python_command(fixed_agent(tmp_path))
+    payload = pr_payload(7, head, main[3])
+    env = runner.env("pull_request", payload, command=fixed, comment="on-regression")
+    done = runner.run(env)
+    assert done.returncode == 0, done.stderr
+    assert fake.comments_on(7) == [] and not fake.calls("create_comment")
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == head and check["conclusion"] == "success"
+    diff = json.loads((runner.out_dir / "diff.json").read_text(encoding="utf-8"))
+    changes = {c["eval_id"]: c["change"] for c in diff["cases"]}
+    assert changes.pop("gold_express_refund") == "fixed"  # the news it stays quiet about
+    assert set(changes.values()) == {"unchanged"}
+
+
+def test_the_comment_job_honours_its_own_comment_input(runner: Runner, baseline_results: bytes):
+    """Part 1 of the fork-safe pair runs with the default; part 2's own `comment` decides."""
+    fake = runner.fake
+    _, head = _fork_pr_run(runner, baseline_results)
+    pr_out = runner.out_dir
+    done = _comment_job(runner, head, {}, comment="never")
+    assert done.returncode == 1, done.stderr  # the regression, gated
+    assert fake.comments_on(7) == [] and not fake.calls("list_comments")
+    (check,) = fake.check_runs.values()
+    assert check["head_sha"] == head and check["conclusion"] == "failure"
+    shutil.rmtree(runner.out_dir)  # the comment job's own output-dir, reused
+    runner.out_dir = pr_out
+    done = _comment_job(runner, head, {}, comment="on-regression")
+    assert done.returncode == 1, done.stderr
+    (comment,) = fake.comments_on(7)
+    assert "gold_express_refund" in comment["body"]
+
+
+def test_a_bad_comment_input_is_one_line_and_exit_2(runner: Runner):
+    env = runner.env("pull_request", pr_payload(7, "a" * 40, "b" * 40), comment="sometimes")
+    done = runner.run(env)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: input comment: must be one of always, on-change, on-regression, never "
+        "(or true, false), got 'sometimes'"
+    ]
+    assert runner.fake.log == []
+    assert not (runner.out_dir / "results.json").exists()

@@ -11,6 +11,7 @@ from agent_eval_action.action import settings as s
 from agent_eval_action.action.settings import AdkApi, BaselineInput, parse_settings
 from agent_eval_action.errors import InputError
 from agent_eval_action.github.env import GitHubEnv
+from agent_eval_action.report.quiet import CommentWhen
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,7 +41,7 @@ DESIGN_DEFAULTS = {
     "baseline": "artifact",
     "baseline-artifact": "agent-eval-results",
     "fail-on": "regression",
-    "comment": "true",
+    "comment": "always",
     "check-name": "agent-eval",
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
@@ -103,7 +104,7 @@ def test_defaults() -> None:
     assert got.baseline_workflow is got.baseline_branch is None
     assert got.fail_on == ("regression",)
     assert got.min_delta == ()
-    assert got.comment is True
+    assert got.comment == CommentWhen.ALWAYS
     assert (got.check_name, got.output_dir) == ("agent-eval", "agent-eval-results")
     assert got.shard is got.judge_model is got.requirements is got.config is None
     assert got.trajectory_policy is None
@@ -151,9 +152,11 @@ GOOD = [
     ("fail-on", "trajectory, threshold", ("trajectory", "threshold")),
     ("min-delta", "trajectory=0.05, response=0.2", (("trajectory", 0.05), ("response", 0.2))),
     ("min-delta", "0.1", ((None, 0.1),)),
-    ("comment", "false", False),
-    ("comment", "FALSE", False),
-    ("comment", "True", True),
+    ("comment", "false", CommentWhen.NEVER),
+    ("comment", "FALSE", CommentWhen.NEVER),
+    ("comment", "True", CommentWhen.ALWAYS),
+    ("comment", "on-change", CommentWhen.ON_CHANGE),
+    ("comment", "On-Regression", CommentWhen.ON_REGRESSION),
     ("check-name", "evals (main)", "evals (main)"),
     ("output-dir", "out", "out"),
     ("shard", "2/4", (2, 4)),
@@ -198,7 +201,12 @@ BAD = [
     ("min-delta", "speed=0.1", "input min-delta: unknown axis 'speed'"),
     ("min-delta", "response=2", "input min-delta: must be within [0, 1], got 2.0"),
     ("min-delta", "lots", "input min-delta: 'lots' is not a number"),
-    ("comment", "yes", "input comment: must be true or false, got 'yes'"),
+    (
+        "comment",
+        "yes",
+        "input comment: must be one of always, on-change, on-regression, never "
+        "(or true, false), got 'yes'",
+    ),
     ("allow-fork-dispatch", "1", "input allow-fork-dispatch: must be true or false, got '1'"),
     ("shard", "5/4", "input shard: '5/4': the index must be within 1..4"),
     ("shard", "half", "input shard: 'half' is not I/N"),

@@ -12,6 +12,7 @@ from agent_eval_action.github.comments import (
     find_sticky,
     is_ours,
     token_author,
+    update_sticky,
     upsert_sticky,
 )
 
@@ -263,3 +264,20 @@ def test_the_body_must_start_with_the_marker(gh: GitHub, github_fake) -> None:
     with pytest.raises(ValueError, match="marker"):
         upsert_sticky(gh, REPO, PR, f"text first\n{MARKER}", MARKER)
     assert github_fake.log == []
+
+
+def test_update_only_creates_nothing_on_a_pr_without_our_comment(gh: GitHub, github_fake) -> None:
+    github_fake.add_comment(PR, "a human's comment", login="octocat")
+    quoted = github_fake.add_comment(PR, body("a bot quoting our marker"), login="other[bot]")
+    assert update_sticky(gh, REPO, PR, body("all clear"), MARKER) is None
+    assert not github_fake.calls("create_comment") and not github_fake.calls("update_comment")
+    assert github_fake.comments[quoted["id"]]["body"] == body("a bot quoting our marker")
+
+
+def test_update_only_edits_ours_and_removes_a_duplicate(gh: GitHub, github_fake) -> None:
+    first, second = ours(github_fake, "a regression"), ours(github_fake, "a racing run's")
+    kept = update_sticky(gh, REPO, PR, body("all clear"), MARKER)
+    assert kept is not None and kept["id"] == first["id"]
+    assert [c["body"] for c in sticky(github_fake)] == [stamped(first["id"], "all clear")]
+    assert second["id"] not in github_fake.comments
+    assert not github_fake.calls("create_comment")

@@ -32,6 +32,29 @@ def zipped(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+SHORTCUT = ' and session.tier != "gold"'  # the example agent's deliberate slip
+
+
+def fixed_agent(folder: Path) -> Path:
+    """The example agent without its gold-tier shortcut, in `folder`: main's agent, whose
+    every case passes."""
+    source = AGENT.read_text(encoding="utf-8")
+    assert SHORTCUT in source, "the example agent changed: update this helper"
+    fixed = folder / "fixed_agent.py"
+    fixed.write_text(source.replace(SHORTCUT, ""), encoding="utf-8")
+    return fixed
+
+
+def example_results(agent: Path, folder: Path) -> bytes:
+    """The Results of `agent` on the example's eval files, by the command line."""
+    out = folder / "results.json"
+    argv = [sys.executable, "-m", "agent_eval_action", "run", EVALS]
+    argv += ["--command", python_command(agent), "--out", str(out), "--format", "json"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=clean_env())
+    assert done.returncode in (0, 1), done.stderr  # 1: a case does not pass
+    return out.read_bytes()
+
+
 def clean_env() -> dict[str, str]:
     return {
         k: v

@@ -3,24 +3,28 @@
 Failing to publish never changes the verdict: a comment or check GitHub refuses (a fork's
 read-only token, an outage) becomes a warning, the job summary and the uploaded files
 still carry the report, and the exit code stays the gate's. A run whose PR head has moved
-on posts nothing: the newer run will.
+on posts nothing: the newer run will. The check run is the gate and is posted whatever the
+`comment` setting; the sticky comment follows it (report/quiet.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..compare.model import REGRESSIONS, Diff
 from ..compare.record import MainRecord, Past
 from ..files import write_whole
 from ..github.checks import publish_check
 from ..github.client import GitHub, GitHubError
-from ..github.comments import STAMP_RESERVE, upsert_sticky
+from ..github.comments import STAMP_RESERVE, update_sticky, upsert_sticky
 from ..report import chart, html, markdown
+from ..report.all_clear import all_clear
 from ..report.budget import size
 from ..report.check import CheckOutput, check_output_of, workflow_commands
 from ..report.model import Report
+from ..report.quiet import CommentAction, comment_action, news_of
 from ..results import Results, Status
 from . import outputs
 from .event import Event, WorkflowRunEvent
@@ -131,15 +135,8 @@ def publish(
         print("no github-token: the report is in the job summary only")
         _fallback_annotations(diff)
         return published
-    if target.number is not None and settings.comment:
-        try:
-            comment = upsert_sticky(
-                gh, repo, target.number, comment_body, markdown.marker(settings.check_name)
-            )
-            published.comment_url = comment.get("html_url")
-            print(f"comment: {published.comment_url}")
-        except GitHubError as err:
-            _warn("post the PR comment", err)
+    if target.number is not None:
+        published.comment_url = _comment(gh, repo, target.number, settings, report, comment_body)
     if target.head_sha is not None:
         run_url = None
         if settings.github.run_id:
@@ -159,6 +156,34 @@ def publish(
             _warn("create the check run", err)
             _fallback_annotations(diff)
     return published
+
+
+def _comment(
+    gh: GitHub, repo: str, number: int, settings: Settings, report: Report, body: str
+) -> str | None:
+    """The sticky comment as the `comment` setting has it for this Diff (report/quiet.py):
+    the report posted, an earlier comment edited to the all-clear line, or nothing. Its
+    URL when there is one now."""
+    when = settings.comment
+    action = comment_action(news_of(report.diff), when)
+    if action == CommentAction.NOTHING:
+        print(f"comment: {when}: none posted")
+        return None
+    marker = markdown.marker(settings.check_name)
+    try:
+        if action == CommentAction.POST:
+            comment: dict[str, Any] | None = upsert_sticky(gh, repo, number, body, marker)
+        else:
+            comment = update_sticky(gh, repo, number, all_clear(report, when), marker)
+    except GitHubError as err:
+        _warn("post the PR comment", err)
+        return None
+    if comment is None:
+        print(f"comment: {when}: nothing to post, and no earlier comment to clear")
+        return None
+    url = comment.get("html_url")
+    print(f"comment{' (all clear)' if action == CommentAction.ALL_CLEAR else ''}: {url}")
+    return str(url) if url else None
 
 
 def _repo_relative(output: CheckOutput, settings: Settings) -> CheckOutput:

@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..github.baseline import HISTORY, MAX_HISTORY
 from ..github.env import GitHubEnv
 from ..pipeline.options import DEFAULTS, GateOptions
+from ..report.quiet import CommentWhen, parse_comment_when
 
 MODES = ("auto", "run", "compare", "comment", "merge")
 
@@ -38,7 +39,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "baseline": "artifact",
     "baseline-artifact": "agent-eval-results",
     "fail-on": ",".join(DEFAULTS.gate.fail_on),
-    "comment": "true",
+    "comment": CommentWhen.ALWAYS.value,
     "check-name": DEFAULTS.report.check_name,
     "output-dir": "agent-eval-results",
     "accept-label": "agent-eval:accept",
@@ -231,8 +232,14 @@ def clean_min_delta(text: str) -> tuple[tuple[Axis | None, float], ...]:
         raise _bad("min-delta", str(err)) from None
 
 
-def clean_comment(text: str) -> bool:
-    return _boolean("comment", text, True)
+def clean_comment(text: str) -> CommentWhen:
+    """When the sticky comment is posted (report/quiet.py); true and false stay accepted."""
+    if not text:
+        return CommentWhen(ACTION_DEFAULTS["comment"])
+    try:
+        return parse_comment_when(text)
+    except ValueError as err:
+        raise _bad("comment", str(err)) from None
 
 
 def _boolean(name: str, text: str, default: bool) -> bool:
@@ -389,7 +396,7 @@ class Settings:
     baseline_branch: str | None
     fail_on: tuple[str, ...]
     min_delta: tuple[tuple[Axis | None, float], ...]
-    comment: bool
+    comment: CommentWhen
     check_name: str
     output_dir: str
     shard: tuple[int, int] | None

@@ -18,7 +18,8 @@ these hold (docs/action.md, "Publishing"):
 
 Only such comments are updated, and only such duplicates deleted: update the oldest when
 there is one, else create it; after creating, re-list and delete the duplicate a racing run
-may have created at the same moment, keeping the oldest.
+may have created at the same moment, keeping the oldest. `update_sticky` only updates: the
+all-clear line of a quiet `comment` setting edits a comment posted before, never creates one.
 """
 
 from __future__ import annotations
@@ -129,6 +130,27 @@ def _keep_oldest(
     return kept
 
 
+def update_sticky(
+    gh: GitHub,
+    repo: str,
+    issue: int,
+    body: str,
+    marker: str,
+    author: Author | None = None,
+) -> dict[str, Any] | None:
+    """Give the PR's sticky comment `body` (which starts with `marker`) when it has one,
+    and return it; None, creating nothing, when it has none."""
+    author = _checked(body, marker, author, gh)
+    found = find_sticky(gh, repo, issue, marker, author)
+    return _keep_oldest(gh, repo, found, body, marker) if found else None
+
+
+def _checked(body: str, marker: str, author: Author | None, gh: GitHub) -> Author:
+    if not body.startswith(marker):
+        raise ValueError(f"the comment body does not start with its marker {marker!r}")
+    return author or token_author(gh)
+
+
 def upsert_sticky(
     gh: GitHub,
     repo: str,
@@ -140,9 +162,7 @@ def upsert_sticky(
     """Post `body` (which starts with `marker`) as the PR's one sticky comment and return it.
 
     `author`: whom the token posts as (default: asked of GitHub, `token_author`)."""
-    if not body.startswith(marker):
-        raise ValueError(f"the comment body does not start with its marker {marker!r}")
-    author = author or token_author(gh)
+    author = _checked(body, marker, author, gh)
     found = find_sticky(gh, repo, issue, marker, author)
     if found:
         return _keep_oldest(gh, repo, found, body, marker)

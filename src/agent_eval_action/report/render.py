@@ -102,6 +102,12 @@ def page(
     return template.render(marker=None if marker is None else Md(marker), sections=texts)
 
 
+def standalone(template: str, **context: object) -> str:
+    """A template that is no section of the report (templates/all_clear.md.j2), with the
+    same escaping: whatever it prints that is not Md is escaped as a table cell."""
+    return _environment().get_template(template).render(**context)
+
+
 def _section(section: Section, view: object, meter: Meter, note: Note) -> Md:
     template = _environment().get_template(section.template)
     return Md(template.render(view=view, budget=meter, note=note))
