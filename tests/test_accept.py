@@ -542,3 +542,54 @@ def test_the_patch_applies_to_a_file_without_a_last_line_break_and_with_u2028(wr
     applied = subprocess.run(["git", "apply", str(patch)], cwd=copy, capture_output=True, text=True)
     assert applied.returncode == 0, applied.stderr
     assert (copy / "evals" / "shop.evalset.json").read_text(encoding="utf-8") == edited.after
+
+
+def _compact_cases(cases: list[dict]) -> str:
+    """An indented file whose cases are each written on one line (two of them per line)."""
+    rows = [json.dumps(c) for c in cases]
+    pairs = [", ".join(rows[i : i + 2]) for i in range(0, len(rows), 2)]
+    return (
+        '{\n  "eval_set_id": "shop",\n  "eval_cases": [\n    ' + ",\n    ".join(pairs) + "\n  ]\n}"
+    )
+
+
+MANY = {
+    "indented": lambda cases: _evalset(cases, indent=2) + "\n",
+    "one line, no last line break": lambda cases: _evalset(cases),
+    "cases on shared lines, CRLF": lambda cases: _compact_cases(cases).replace("\n", "\r\n"),
+}
+
+
+@pytest.mark.parametrize("style", list(MANY))
+def test_many_cases_edited_apart_give_the_patch_git_applies_and_the_file_accept_writes(
+    write, tmp_path, capsys, style
+):
+    """Each accepted case is edited within its own lines (accept/patch.py): the patch and the
+    file written agree with each other, wherever the cases sit, and the others stay put."""
+    import shutil
+    import subprocess
+
+    ids = [f"c{i:02}" for i in range(30)]
+    changed = set(ids[1::3]) | {ids[-1]}
+    text = MANY[style]([order_case(i) for i in ids])
+    path = _suite(write, text)
+    write("evals/test_config.json", {"criteria": {"tool_trajectory_avg_score": 1.0}})
+    assert _run(write, {i: NEW if i in changed else RIGHT for i in ids}) == 1
+    copy = tmp_path / "copy"
+    shutil.copytree(tmp_path / "evals", copy / "evals")
+    capsys.readouterr()
+    assert main(["accept", "r.json", "--dry-run"]) == 0
+    said = capsys.readouterr().out
+    (tmp_path / "accept.patch").write_text(said, encoding="utf-8", newline="")
+    assert main(["accept", "r.json"]) == 0
+    patch = str(tmp_path / "accept.patch")
+    applied = subprocess.run(["git", "apply", patch], cwd=copy, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert (copy / "evals" / "shop.evalset.json").read_bytes() == path.read_bytes()
+    after = json.loads(path.read_bytes())["eval_cases"]
+    before = json.loads(text)["eval_cases"]
+    assert [c["eval_id"] for c in after] == ids
+    moved = {c["eval_id"] for c, was in zip(after, before, strict=True) if c != was}
+    assert moved == changed
+    if "\r\n" in text:  # every line the edit wrote ends as the file's do
+        assert b"\n" not in path.read_bytes().replace(b"\r\n", b"")

@@ -18,7 +18,6 @@ the run's are written instead.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from ..files import read_bytes, replacing, sha256
 from ..results import Results
 from . import splice
+from .patch import Region, applied, unified
 from .plan import Accepted, Expectation, NotAccepted, pair
 
 BOM = b"\xef\xbb\xbf"
@@ -38,40 +38,26 @@ BOM = b"\xef\xbb\xbf"
 
 @dataclass
 class Edited:
-    """One eval file: its text before and after, and the cases accepted in it."""
+    """One eval file: its text before, the lines edited in it, and the cases accepted."""
 
     file: str
     path: Path
     bom: bytes
     before: str
-    after: str
+    regions: list[Region]
     cases: list[Accepted]
+
+    @property
+    def after(self) -> str:
+        return applied(self.before, self.regions)
 
     def diff(self) -> str:
         """The change as a unified diff that `git apply` takes."""
-        lines = difflib.unified_diff(
-            _patch_lines(self.before), _patch_lines(self.after), f"a/{self.file}", f"b/{self.file}"
-        )
-        return "".join(lines)
+        return unified(self.file, self.before, self.regions)
 
     def write(self) -> None:
         with replacing(self.path) as out:
             out.write(self.bom + self.after.encode("utf-8"))
-
-
-NO_NEWLINE = "\n\\ No newline at end of file\n"
-
-
-def _patch_lines(text: str) -> list[str]:
-    """`text` as a patch's lines: split at "\n" alone (U+2028 or U+0085 inside a JSON string
-    is no line break to git), a last line without one marked as git marks it."""
-    lines = [line + "\n" for line in text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    if lines[-1]:
-        lines[-1] += NO_NEWLINE
-    else:
-        lines.pop()
-    return lines
 
 
 def edit(
@@ -112,11 +98,64 @@ def _edit_file(results: Results, file: str, cases: list[Accepted], root: Path) -
     bom = BOM if raw.startswith(BOM) else b""
     text = raw[len(bom) :].decode("utf-8")
     data = json.loads(text)
+    return Edited(file, path, bom, text, _regions(text, data, entry.form, cases), cases)
+
+
+def _regions(text: str, data: Any, form: str, cases: list[Accepted]) -> list[Region]:
+    """The lines the accepted cases' edits change: for each run of cases whose lines meet
+    (one case, mostly; a whole file written on one line), the lines around them, edited
+    from its last case back."""
     style = splice.Style.of(text)
-    after = text
+    if form == "legacy_rows":  # one case: the whole file
+        doc = splice.Doc(text, style)
+        for acceptance in cases:
+            _rows(doc, (), data, acceptance.turns)
+        return [Region(0, len(text), doc.text)] if doc.text != text else []
+    key, ids = _case_ids(data, form)
+    places: dict[str, int] = {}
+    for index, eval_id in enumerate(ids):
+        if isinstance(eval_id, str):
+            places.setdefault(eval_id, index)
+    wanted: dict[int, list[Accepted]] = defaultdict(list)
     for acceptance in cases:
-        after = _edit_case(after, data, entry.form, acceptance, style)
-    return Edited(file, path, bom, text, after, cases)
+        found = places.get(acceptance.case.eval_id)
+        if found is None:
+            what = "case" if form == "evalset" else "legacy case named"
+            raise _Refusal(f'no {what} "{acceptance.case.eval_id}"')
+        wanted[found].append(acceptance)
+    spans = splice.item_spans(text, key)
+    blocks: list[tuple[int, int, list[int]]] = []
+    for index in sorted(wanted):
+        start, end = spans[index]
+        first = text.rfind("\n", 0, start) + 1
+        last = text.find("\n", end)
+        last = len(text) if last < 0 else last + 1
+        if blocks and first < blocks[-1][1]:
+            blocks[-1] = (blocks[-1][0], max(last, blocks[-1][1]), [*blocks[-1][2], index])
+        else:
+            blocks.append((first, last, [index]))
+    regions = []
+    for first, last, indexes in blocks:
+        marks = {(*key, index): spans[index][0] - first for index in indexes}
+        doc = splice.Doc(text[first:last], style, marks)
+        for index in reversed(indexes):
+            for acceptance in wanted[index]:
+                if form == "evalset":
+                    _evalset(doc, data, index, acceptance.case.eval_id, acceptance.turns)
+                else:
+                    _rows(doc, (index, "data"), data[index]["data"], acceptance.turns)
+        if doc.text != text[first:last]:
+            regions.append(Region(first, last, doc.text))
+    return regions
+
+
+def _case_ids(data: Any, form: str) -> tuple[splice.Path, list[Any]]:
+    """Where the cases are, and each case's id (a legacy case's name)."""
+    if form == "evalset":
+        name: Callable[[str], str] = to_camel if "evalCases" in data else str
+        cases = data[name("eval_cases")]
+        return (name("eval_cases"),), [c.get(name("eval_id"), c.get("eval_id")) for c in cases]
+    return (), [c.get("name") if isinstance(c, dict) else None for c in data]
 
 
 def _beneath(root: Path, file: str) -> Path:
@@ -129,51 +168,28 @@ def _beneath(root: Path, file: str) -> Path:
     return path
 
 
-def _edit_case(text: str, data: Any, form: str, acceptance: Accepted, style: splice.Style) -> str:
-    eval_id = acceptance.case.eval_id
-    if form == "evalset":
-        return _evalset(text, data, eval_id, acceptance.turns, style)
-    if form == "legacy_rows":
-        return _rows(text, (), data, acceptance.turns, style)
-    index = next(
-        (i for i, c in enumerate(data) if isinstance(c, dict) and c.get("name") == eval_id), None
-    )
-    if index is None:
-        raise _Refusal(f'no legacy case named "{eval_id}"')
-    return _rows(text, (index, "data"), data[index]["data"], acceptance.turns, style)
-
-
 def _evalset(
-    text: str, data: dict[str, Any], eval_id: str, turns: list[Expectation], style: splice.Style
-) -> str:
+    doc: splice.Doc, data: dict[str, Any], index: int, eval_id: str, turns: list[Expectation]
+) -> None:
     name: Callable[[str], str] = to_camel if "evalCases" in data else str
-    cases = data[name("eval_cases")]
-    index = next(
-        (i for i, c in enumerate(cases) if c.get(name("eval_id"), c.get("eval_id")) == eval_id),
-        None,
-    )
-    if index is None:
-        raise _Refusal(f'no case "{eval_id}"')
-    conversation = cases[index].get("conversation") or []
+    conversation = data[name("eval_cases")][index].get("conversation") or []
     if len(conversation) != len(turns):
         raise _Refusal(f'case "{eval_id}" has {len(conversation)} turns, the run {len(turns)}')
     for number, (written, turn) in enumerate(zip(conversation, turns, strict=True)):
         at: splice.Path = (name("eval_cases"), index, "conversation", number)
         if turn.final_response is not None:
-            text = _put(text, at, written, name("final_response"), turn.final_response, style)
+            _put(doc, at, written, name("final_response"), turn.final_response)
         if turn.tool_uses is not None:
-            text = _tool_uses(text, at, written, name, turn, style)
-    return text
+            _tool_uses(doc, at, written, name, turn)
 
 
 def _tool_uses(
-    text: str,
+    doc: splice.Doc,
     at: splice.Path,
     written: dict[str, Any],
     name: Callable[[str], str],
     turn: Expectation,
-    style: splice.Style,
-) -> str:
+) -> None:
     """The turn's expected calls (and their responses) rewritten in the form it has."""
     assert turn.tool_uses is not None
     present = _present(written, "intermediate_data")
@@ -183,20 +199,19 @@ def _tool_uses(
         responses = _kept_responses(turn, [], [])
         if responses:
             whole[name("tool_responses")] = responses
-        return _put(text, at, written, name("intermediate_data"), whole, style)
+        return _put(doc, at, written, name("intermediate_data"), whole)
     assert present is not None
     here = (*at, present)
     events = _present(data, "invocation_events")
     if events is not None:
-        return _events(text, (*here, events), data[events], name, turn, style)
+        return _events(doc, (*here, events), data[events], name, turn)
     calls, said = _listed(data, "tool_uses"), _listed(data, "tool_responses")
     changed = not _same(calls, turn.tool_uses)
-    text = _put(text, here, data, name("tool_uses"), turn.tool_uses, style)
+    _put(doc, here, data, name("tool_uses"), turn.tool_uses)
     if changed or turn.tool_responses is not None:
         responses = _kept_responses(turn, calls, said)
         if responses or said:
-            text = _put(text, here, data, name("tool_responses"), responses, style, exact=True)
-    return text
+            _put(doc, here, data, name("tool_responses"), responses, exact=True)
 
 
 def _listed(data: dict[str, Any], key: str) -> list[Any]:
@@ -242,13 +257,12 @@ def _no_id(response: Any) -> Any:
 
 
 def _events(
-    text: str,
+    doc: splice.Doc,
     at: splice.Path,
     events: Any,
     name: Callable[[str], str],
     turn: Expectation,
-    style: splice.Style,
-) -> str:
+) -> None:
     """`invocation_events` (ADK's recorded form) with its tool call and response parts
     replaced: one event per new call, then its response's, where the first call was, in the
     casing its parts are written in; events with other parts (an intermediate text) stay,
@@ -290,7 +304,7 @@ def _events(
         elif not ours:
             kept.append(event)
     if _same(calls, turn.tool_uses) and turn.tool_responses is None:
-        return text
+        return
     author = author or next((e.get("author") for e in events if isinstance(e, dict)), None)
     if not isinstance(author, str):
         raise _Refusal(
@@ -305,9 +319,8 @@ def _events(
             new.append(_event(author, "user", response_key, responses[index]))
     where = len(kept) if insert_at is None else insert_at
     rewritten = kept[:where] + new + kept[where:]
-    if rewritten == events:
-        return text
-    return splice.replace(text, at, rewritten, style)
+    if rewritten != events:
+        doc.replace(at, rewritten)
 
 
 def _parts_casing(events: list[Any]) -> Callable[[str], str] | None:
@@ -340,9 +353,7 @@ def _event(author: str, role: str, key: str, value: dict[str, Any]) -> dict[str,
     return {"author": author, "content": {"role": role, "parts": [{key: value}]}}
 
 
-def _rows(
-    text: str, at: splice.Path, rows: list[Any], turns: list[Expectation], style: splice.Style
-) -> str:
+def _rows(doc: splice.Doc, at: splice.Path, rows: list[Any], turns: list[Expectation]) -> None:
     if len(rows) != len(turns):
         raise _Refusal(f"{len(rows)} rows, the run {len(turns)} turns")
     for number, (row, turn) in enumerate(zip(rows, turns, strict=True)):
@@ -350,11 +361,10 @@ def _rows(
         if turn.tool_uses is not None:
             calls = _legacy_calls(row, turn)
             exact = turn.tool_responses is not None  # the same calls may get new outputs
-            text = _put(text, here, row, "expected_tool_use", calls, style, exact=exact)
+            _put(doc, here, row, "expected_tool_use", calls, exact=exact)
         if turn.final_response is not None:
             answer = "\n".join(p["text"] for p in turn.final_response["parts"])
-            text = _put(text, here, row, "reference", answer, style)
-    return text
+            _put(doc, here, row, "reference", answer)
 
 
 def _legacy_calls(row: dict[str, Any], turn: Expectation) -> list[dict[str, Any]]:
@@ -380,28 +390,27 @@ def _legacy_calls(row: dict[str, Any], turn: Expectation) -> list[dict[str, Any]
 
 
 def _put(
-    text: str,
+    doc: splice.Doc,
     at: splice.Path,
     written: dict[str, Any],
     key: str,
     value: Any,
-    style: splice.Style,
     *,
     exact: bool = False,
-) -> str:
+) -> None:
     """`key` of the object at `at` set to `value`: replaced where it is (in either casing,
     its keys in the order written, left as it is when it already says the same, to the
     metrics, or to the byte with `exact`), else added as `key`."""
     present = _present(written, key)
     if present is None:
-        return splice.add(text, at, key, value, style)
+        return doc.add(at, key, value)
     old = written[present]
     if old == value or (not exact and _same(old, value)):
-        return text
+        return
     if isinstance(old, dict) and isinstance(value, dict):
         order = [k for k in old if k in value] + [k for k in value if k not in old]
         value = {k: value[k] for k in order}
-    return splice.replace(text, (*at, present), value, style)
+    doc.replace((*at, present), value)
 
 
 def _same(old: Any, new: Any) -> bool:

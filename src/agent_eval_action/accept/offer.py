@@ -30,7 +30,7 @@ def offer(results: Results, diff: Diff, root: Path, out_dir: Path) -> AcceptOffe
     for name, axes in PATCHES.items():
         accepted, refused = choose(results, (), diff=diff, axes=axes)
         edited, unwritable = edit(results, accepted, root)
-        changed = [e for e in edited if e.after != e.before]
+        changed = [e for e in edited if e.regions]
         if not changed:
             continue
         write_whole(out_dir / name, "".join(e.diff() for e in changed))

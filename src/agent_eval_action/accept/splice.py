@@ -15,7 +15,7 @@ import json.decoder
 import json.scanner
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..files.jsonpos import Path
@@ -109,8 +109,13 @@ def _items(text: str, index: int) -> list[tuple[int, int]]:
 
 def span(text: str, path: Path) -> tuple[int, int]:
     """Where the value at `path` starts and ends in `text` (NotThere if it does not)."""
-    start = _skip(text, 1 if text.startswith("\ufeff") else 0)
-    end = _SCAN(text, start)[1]
+    return _walk(text, _skip(text, 1 if text.startswith("\ufeff") else 0), path)
+
+
+def _walk(text: str, start: int, path: Path) -> tuple[int, int]:
+    """Where the value at `path` below the value starting at `start` starts and ends."""
+    if not path:
+        return start, _SCAN(text, start)[1]
     for step in path:
         spans: dict[str | int, tuple[int, int]] = (
             {key: (s, e) for key, s, e in _members(text, start)}
@@ -137,28 +142,69 @@ def _skip_blank(text: str, index: int) -> int:
 
 def replace(text: str, path: Path, value: Any, style: Style) -> str:
     """`text` with the value at `path` replaced by `value`."""
-    start, end = span(text, path)
-    return text[:start] + style.dumps(value, _margin(text, start)) + text[end:]
+    doc = Doc(text, style)
+    doc.replace(path, value)
+    return doc.text
 
 
 def add(text: str, path: Path, key: str, value: Any, style: Style) -> str:
     """`text` with `key: value` added last to the object at `path` (which lacks the key)."""
-    start, end = span(text, path)
-    members = _members(text, start)
-    close = end - 1  # the object's `}`
-    if style.indent is None or ("\n" not in text[start:end] and members):
-        lead = style.item if members else ""
-        item = f"{lead}{json.dumps(key, ensure_ascii=style.ascii)}{style.key}"
-        return text[:close] + item + style.dumps(value, "") + text[close:]
-    outer = _margin(text, close) if "\n" in text[start:end] else _margin(text, start)
-    inner = outer + style.indent
-    after = members[-1][2] if members else start + 1
-    lead = "," if members else ""
-    item = (
-        f"{lead}{style.newline}{inner}{json.dumps(key, ensure_ascii=style.ascii)}{style.key}"
-        + style.dumps(value, inner)
-    )
-    closing = text[after:close]
-    if "\n" not in closing:  # `{}` written on one line: its `}` goes on a line of its own
-        closing = style.newline + outer
-    return text[:after] + item + closing + text[close:]
+    doc = Doc(text, style)
+    doc.add(path, key, value)
+    return doc.text
+
+
+def item_spans(text: str, path: Path) -> list[tuple[int, int]]:
+    """Where each item of the array at `path` starts and ends, in one pass over it."""
+    return _items(text, span(text, path)[0])
+
+
+@dataclass
+class Doc:
+    """A JSON text edited value by value, or a piece of one: whole lines around chosen
+    values whose starts in it are given (`marks`), each value's path from the document's top
+    the key. A path below a marked value is walked from it, so editing each of a file's
+    thousands of cases costs the case's size, not the file's. Edit the marked values from
+    the last: an edit moves what comes after it, and the marks are not moved."""
+
+    text: str
+    style: Style
+    marks: dict[Path, int] = field(default_factory=dict)
+
+    def span(self, path: Path) -> tuple[int, int]:
+        for cut in range(len(path), 0, -1):
+            start = self.marks.get(path[:cut])
+            if start is not None:
+                return _walk(self.text, start, path[cut:])
+        if self.marks:
+            raise NotThere(f"{path!r} is below no marked value")
+        return span(self.text, path)
+
+    def replace(self, path: Path, value: Any) -> None:
+        """The value at `path` replaced by `value`."""
+        start, end = self.span(path)
+        self._splice(start, end, self.style.dumps(value, _margin(self.text, start)))
+
+    def add(self, path: Path, key: str, value: Any) -> None:
+        """`key: value` added last to the object at `path` (which lacks the key)."""
+        text, style = self.text, self.style
+        start, end = self.span(path)
+        members = _members(text, start)
+        close = end - 1  # the object's `}`
+        name = json.dumps(key, ensure_ascii=style.ascii)
+        if style.indent is None or ("\n" not in text[start:end] and members):
+            lead = style.item if members else ""
+            self._splice(close, close, f"{lead}{name}{style.key}" + style.dumps(value, ""))
+            return
+        outer = _margin(text, close) if "\n" in text[start:end] else _margin(text, start)
+        inner = outer + style.indent
+        after = members[-1][2] if members else start + 1
+        lead = "," if members else ""
+        item = f"{lead}{style.newline}{inner}{name}{style.key}" + style.dumps(value, inner)
+        closing = text[after:close]
+        if "\n" not in closing:  # `{}` written on one line: its `}` goes on a line of its own
+            closing = style.newline + outer
+        self._splice(after, close, item + closing)
+
+    def _splice(self, start: int, end: int, new: str) -> None:
+        self.text = self.text[:start] + new + self.text[end:]
