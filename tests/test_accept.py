@@ -544,6 +544,27 @@ def test_the_patch_applies_to_a_file_without_a_last_line_break_and_with_u2028(wr
     assert (copy / "evals" / "shop.evalset.json").read_text(encoding="utf-8") == edited.after
 
 
+def test_answers_with_thoughts_are_accepted_only_where_thoughts_are_stripped(write, capsys):
+    """response_match_score reads thought parts as answer text unless stripped (ADK's way):
+    a reference written without them would fail the next run, so accept refuses, and says
+    how to accept with them stripped."""
+    path = _suite(write, _evalset([order_case("b")], indent=2))
+    write("evals/test_config.json", {"criteria": {"response_match_score": 0.8}})
+    thinking = {"b": {**NEW, "thought": "The user wants the order; it shipped, so say when."}}
+    before = path.read_bytes()
+    assert _run(write, thinking) == 1
+    assert main(["accept", "r.json"]) == 1
+    assert "run with --strip-thoughts" in capsys.readouterr().err
+    assert path.read_bytes() == before
+    assert _run(write, thinking, "stripped.json", "--strip-thoughts") == 1
+    assert main(["accept", "stripped.json"]) == 0
+    assert json.loads(path.read_text())["eval_cases"][0]["conversation"][0]["final_response"] == {
+        "parts": [{"text": NEW["text"]}],
+        "role": "model",
+    }
+    assert _run(write, thinking, "again.json", "--strip-thoughts") == 0
+
+
 def _compact_cases(cases: list[dict]) -> str:
     """An indented file whose cases are each written on one line (two of them per line)."""
     rows = [json.dumps(c) for c in cases]

@@ -3,7 +3,8 @@
 Usage: table_agent.py TABLE.json. Keys are tried from the most specific down:
 "<eval_id>/<turn>/<run>", "<eval_id>/<turn>", "<eval_id>". A value is an answer:
 {"text": ..., "tools": [[name, args], ...], "responses": [[name, response], ...]} (the
-responses: what the tools answered, optional), or {"error": ...}, or {"sleep": s},
+responses: what the tools answered, optional; "thought": a thought part before the
+text, optional), or {"error": ...}, or {"sleep": s},
 or {"exit": code} to crash.
 """
 
@@ -37,7 +38,13 @@ def main() -> None:
             continue
         answer = {
             "id": request["id"],
-            "final_response": {"role": "model", "parts": [{"text": entry.get("text", "")}]},
+            "final_response": {
+                "role": "model",
+                "parts": (
+                    [{"text": entry["thought"], "thought": True}] if "thought" in entry else []
+                )
+                + [{"text": entry.get("text", "")}],
+            },
             "tool_uses": [{"name": name, "args": args} for name, args in entry.get("tools", [])],
             "tool_responses": [
                 {"name": name, "response": response}

@@ -79,8 +79,16 @@ def choose(
     }
     accepted: list[Accepted] = []
     refused: list[NotAccepted] = []
+    thoughts_read = results.run_config.response_thoughts == "included"
     for case, case_axes in wanted:
         outcome = _accept(case, case_axes, run, regressed.get(case.key, set()), with_tool_responses)
+        if isinstance(outcome, Accepted) and thoughts_read and _thinks(case, outcome):
+            outcome = NotAccepted(
+                case.key,
+                "its answers hold thought parts, which response_match_score reads as part of "
+                "the answer unless thoughts are stripped: a reference without them would not "
+                "match; run with --strip-thoughts (the action's strip-thoughts), then accept",
+            )
         if isinstance(outcome, Accepted):
             accepted.append(outcome)
         else:
@@ -145,6 +153,20 @@ def _accept(
         return NotAccepted(case.key, chosen)
     turns = [_turn(t, axes, with_tool_responses) for t in chosen.turns()]
     return Accepted(case, axes, chosen.run, turns)
+
+
+def _thinks(case: CaseResult, accepted: Accepted) -> bool:
+    """Whether the reference answers accepted for response_match_score come from answers with
+    thought parts."""
+    if "response" not in accepted.axes or "response_match_score" not in case.metrics:
+        return False
+    run = next(r for r in case.runs if r.run == accepted.run and r.purpose()[0] == "suite")
+    return any(
+        part.thought
+        for turn in run.turns()
+        if turn.actual and turn.actual.final_response
+        for part in turn.actual.final_response.parts or ()
+    )
 
 
 def _run(case: CaseResult, axes: tuple[Axis, ...], run: int | None) -> RunRecord | str:
