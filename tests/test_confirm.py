@@ -138,3 +138,41 @@ def test_the_cli_judges_each_question_once_across_its_confirmation_rounds(write,
     assert calls == 5, calls
     assert results.usage.judge_calls == 5
     assert results.usage.judge_reused == 3 * 5  # the three re-runs' answers, each a repeat
+
+
+def _recorded(path: str) -> list[tuple]:
+    """What the Results record of each case-run, durations and times left out."""
+    results = Results.from_json(Path(path).read_text())
+    return [
+        (c.key, r.run, r.kind, r.confirms, r.fingerprint, r.error, c.status)
+        for c in results.cases
+        for r in c.runs
+    ]
+
+
+def test_re_runs_started_ahead_on_idle_slots_decide_as_one_a_round(write, capsys):
+    """With slots to spare, a round also starts the later re-runs its cases may need; each
+    round still decides from its own run, and what no round took is not recorded: the same
+    runs, verdict and Results as one re-run a round (--concurrency 1)."""
+    _baseline(write)
+    cases = {
+        # not reproduced at the second re-run: the third, started ahead, is discarded
+        "b": SKIPS_THE_TOOL,
+        "b/0/3": RIGHT,
+    }
+    one = _run(write, {"a": RIGHT, **cases}, "--baseline", "base.json", "--concurrency", "1")
+    capsys.readouterr()
+    ahead = _run(write, {"a": RIGHT, **cases}, "--baseline", "base.json", out="ahead.json")
+    said = capsys.readouterr().err
+    assert one == ahead == 0
+    assert _recorded("results.json") == _recorded("ahead.json")
+    case, _ = _case_of("ahead.json", "b")
+    assert [run.run for run in case.runs] == [1, 2, 3]
+    assert "re-runs: 2 used of 3 made (1 started ahead on idle slots were not needed)" in said
+    assert main(["compare", "--baseline", "base.json", "--current", "ahead.json"]) == 0
+    # confirmed in every re-run: all three taken, nothing discarded, nothing said
+    table = {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    assert _run(write, table, "--baseline", "base.json", out="all.json") == 1
+    assert "re-runs:" not in capsys.readouterr().err
+    case, _ = _case_of("all.json", "b")
+    assert [run.run for run in case.runs] == [1, 2, 3, 4]

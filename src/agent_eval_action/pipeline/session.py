@@ -4,15 +4,27 @@ against a baseline, or main's sampling when it records one — each running the 
 once more, scoring every run again and judging only the new ones (a question the run
 judged before is not asked again: pipeline/judge.py).
 
+Confirmation re-runs use idle slots: a round that re-runs fewer cases than `concurrency`
+also starts, at once, the later re-runs those cases may still need (within `confirm_limit`).
+Each round still decides from its own run alone, in run order, exactly as one re-run a
+round would (the early stop at the first re-run that does not show a regression again,
+the futility check before each): a run started ahead is taken only by the round that would
+have made it, and those no round took are discarded, never recorded, so the Results say
+what decided and `compare` from the files gives the same verdict. "Made" counts every
+re-run started, "used" those recorded. Suite rounds and main's sampling stay one run a
+round; scenario cases (whose user simulator spends the judge's key) never run ahead.
+
 The action runs the same rounds as stages of their own (action/agent_run.py), each in its
-own process; argparse stays in cli/.
+own process, one run a round; argparse stays in cli/.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+from ..core import RunKey
 from ..results import Results, Source
 from .gate import Baseline, GateOptions, gate, gate_policy
 from .score import Scored, score
@@ -21,9 +33,10 @@ if TYPE_CHECKING:
     from ..compare.model import Diff
     from ..metrics.judge import JudgeResults
     from ..runners import Runner
-    from ..traces import CaseRuns
+    from ..traces import CaseRuns, CaseRunTrace
     from .confirm import Wanted
     from .job import Job
+    from .plan import Plan
 
 
 class PairedRound(Protocol):
@@ -49,6 +62,8 @@ class Session:
         self.runner, self.judge = runner, judge
         self.runs: CaseRuns | None = None
         self.latest: Scored | None = None
+        self.ahead: dict[RunKey, CaseRunTrace] = {}  # re-runs started ahead, not yet taken
+        self.made = self.used = 0  # re-runs started, and recorded
 
     def score(self, runs: CaseRuns, before: JudgeResults | None = None) -> Scored:
         job = self.job
@@ -75,23 +90,64 @@ class Session:
         """The wanted cases once more, numbered after the suite's own runs and saying why
         they ran, then every run scored again: the round's Results, or None when cancelled."""
         from ..traces import CaseRuns
-        from .confirm import confirmation_plan
         from .run_cases import run_cases
 
         assert self.runner is not None and self.runs is not None and self.latest is not None
         job = self.job
-        plan = confirmation_plan(job.plan, wanted, job.plan.num_runs + round_number)
-        new = run_cases(plan, self.runner, simulator=job.judge)
+        run = job.plan.num_runs + round_number
+        if any(why.kind != "confirmation" for _, why in wanted):
+            self.ahead.clear()  # the confirmation rounds are over: what no round took goes
+        taken = [
+            trace.model_copy(update={"purpose": why})
+            for key, why in wanted
+            if (trace := self.ahead.pop(RunKey(*key, run), None)) is not None
+        ]
+        have = {trace.key for trace in taken}
+        need = [(key, why) for key, why in wanted if key not in have]
+        cancelled = False
+        if need:
+            new = run_cases(self._plan(need, run, round_number), self.runner, simulator=job.judge)
+            cancelled = new.cancelled
+            self.made += len(new.traces)
+            for trace in new.traces:
+                if trace.run == run:
+                    taken.append(trace)
+                else:
+                    self.ahead[trace.run_key] = trace
+        self.used += len(taken)
         self.runs = CaseRuns(
             self.runs.runner,
             self.runs.target,
             self.runs.started_at,
-            [*self.runs.traces, *new.traces],
-            self.runs.cancelled or new.cancelled,
+            [*self.runs.traces, *taken],
+            self.runs.cancelled or cancelled,
             adk_version=self.runs.adk_version,
         )
         self.latest = self.score(self.runs, self.latest.judged)
-        return None if new.cancelled else self.latest.results
+        return None if cancelled else self.latest.results
+
+    def _plan(self, need: Wanted, run: int, round_number: int) -> Plan:
+        """Run `run` of each needed case and, on slots the round leaves idle, the later
+        confirmation re-runs it may still need (pipeline/confirm.rounds asks for at most
+        `confirm_runs`), all within `confirm_limit`."""
+        from .confirm import confirmation_plan
+        from .plan import request
+
+        job = self.job
+        plan = confirmation_plan(job.plan, need, run)
+        options = job.options
+        scenario = any(job.plan.cases[key][1].conversation_scenario for key, _ in need)
+        if scenario or any(why.kind != "confirmation" for _, why in need):
+            return plan
+        left = options.confirm_runs - round_number  # later rounds that could want them
+        room = min(options.concurrency, options.confirm_limit - self.made) // len(need) - 1
+        ahead = max(0, min(left, room))
+        extra = [
+            request(key.eval_set_id, job.plan.cases[key][1], run + later, why)
+            for key, why in need
+            for later in range(1, ahead + 1)
+        ]
+        return replace(plan, requests=[*plan.requests, *extra])
 
     def sample(self) -> Scored:
         """Main's sampling (pipeline/confirm.sampling_rounds): a recorded baseline's cases run
@@ -146,5 +202,12 @@ class Session:
             limit=job.options.confirm_limit,
             confirm=confirm,
         )
+        self.ahead.clear()
+        if self.made > self.used:
+            print(
+                f"re-runs: {self.used} used of {self.made} made ({self.made - self.used} "
+                "started ahead on idle slots were not needed)",
+                file=sys.stderr,
+            )
         self.latest.results.warnings.extend(warnings)
         return self.latest, baseline
