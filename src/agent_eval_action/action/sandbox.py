@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import resource
 import stat
 import sys
 import sysconfig
@@ -51,6 +52,10 @@ LAST_UID = 65533
 NAME = "agent-eval-pr"
 # The folder of the uid claims (one lock file per uid), in /run or the temporary folder.
 CLAIMS = "agent-eval-pr-uids"
+# The most processes and threads (the kernel counts each task) the PR's user may have at
+# once (RLIMIT_NPROC): an agent with its MCP servers, workers and their thread pools uses a
+# few hundred at most; a fork bomb stops here (its fork fails with EAGAIN)
+MAX_PROCESSES = 1024
 
 NOT_ROOT = (
     "the action does not run as root, so the pull request's code cannot run as a user of its "
@@ -132,7 +137,6 @@ class PrUser:
         try:
             for rounds in range(1, KILL_ROUNDS + 1):
                 launch.kill_all_of(self.uid, self.killer)
-                reap()
                 if not processes_of(self.uid):
                     return rounds
                 time.sleep(0.01)  # a process with SIGKILL pending may still be listed
@@ -170,18 +174,6 @@ KILL_ROUNDS = 50
 def processes_of(uid: int) -> list[Proc]:
     """The live processes whose real uid is `uid` (zombies are already dead)."""
     return [p for p in processes().values() if not p.zombie and real_uid(p.pid) == uid]
-
-
-def reap() -> None:
-    """Collect exited children. As PID 1 of its container, the action inherits the orphans
-    it kills (daemons of the PR's), and must collect them, as init does."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def owners(paths: Iterable[str | Path | None]) -> set[int]:
@@ -233,6 +225,7 @@ def create(
         claim.release()
         killer_claim.release()
         raise
+    limit_processes()
     return PrUser(
         uid=uid,
         gid=uid,
@@ -242,6 +235,20 @@ def create(
         killer=killer,
         killer_claim=killer_claim,
     )
+
+
+def limit_processes() -> None:
+    """Lower this process's RLIMIT_NPROC (soft and hard) to MAX_PROCESSES, for every child
+    it starts from now on. The kernel counts a limit against the real uid of the process
+    that forks, and never holds root to it: root's stages go on as before, while the PR's
+    user, whose processes are started from here and inherit it, can neither pass it nor
+    raise it (only root may raise a hard limit). A uid switched to by a start (Popen's
+    `user`) that already has that many processes cannot run a program at all."""
+    soft, hard = (
+        MAX_PROCESSES if now == resource.RLIM_INFINITY else min(now, MAX_PROCESSES)
+        for now in resource.getrlimit(resource.RLIMIT_NPROC)
+    )
+    resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
 
 
 # The machine's folders anyone may write (and the temporary folder): what a stage's user
