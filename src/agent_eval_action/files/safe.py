@@ -134,7 +134,11 @@ def open_untrusted(folder: int, name: str, owner: int | None = None) -> int:
 def copy_capped(source: int, target: Path, limit: int) -> int:
     """Copy what the descriptor `source` reads into a new file `target` (created
     exclusively), refusing more than `limit` bytes while copying (the target is then
-    removed); the bytes copied."""
+    removed); the bytes copied. A file whose size says it is larger is refused before a
+    byte is copied (a sparse file costs its writer nothing, and a copy of it root's disk)."""
+    size = os.fstat(source).st_size
+    if size > limit:
+        raise Refused(errno.EFBIG, f"{target.name}: {size} bytes, more than {limit}")
     copied = 0
     try:
         with open(os.open(target, CREATE, 0o600), "wb") as out:

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
-from ..files import line_by_line, read_text
+from ..files import line_by_line, read_lines
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
 from ..runners.reaper import reaping
@@ -251,14 +251,13 @@ def _read_one(
 ) -> tuple[tuple[RunnerKind, str | None, datetime, str | None], bool | None]:
     """One traces file, whose plan is `asked` (the suite's `plan`, or a round's)."""
     display = str(path)
-    # one trace a line, split at "\n" alone: a trace's JSON may hold U+2028 or U+0085 as
-    # they are (pydantic writes them unescaped), where splitlines() would split it
-    lines = read_text(path, display, MAX_TRACES_BYTES).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
+    # one trace a line, read as they come (never the file whole), split at "\n" alone: a
+    # trace's JSON may hold U+2028 or U+0085 as they are (pydantic writes them unescaped)
+    lines = read_lines(path, display, MAX_TRACES_BYTES)
+    first = next(lines, None)
+    if first is None:
         raise InputError("the traces file is empty", display)
-    header = _json(lines[0], display, 1)
+    header = _json(first[1], display, 1)
     if not isinstance(header, dict) or header.get("traces") != SCHEMA:
         raise InputError(
             f'not a traces file (its first line must say "traces": "{SCHEMA}")', display, 1
@@ -277,7 +276,7 @@ def _read_one(
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
     wanted = {r.run_key: r.purpose for r in asked.requests}
     ended: bool | None = None
-    for number, text in enumerate(lines[1:], start=2):
+    for number, text in lines:
         data = _json(text, display, number)
         if ended is not None or not isinstance(data, dict) or len(data) != 1:
             raise InputError("expected one trace or the end line", display, number)
