@@ -107,7 +107,7 @@ class Layout:
         if pid1 and can_unshare():
             argv = as_pid1(argv)
         return subprocess.run(
-            [sys.executable, "-c", MEASURED, *argv],
+            [sys.executable, "-I", "-c", MEASURED, *argv],  # isolated: nothing of the PR's
             cwd=self.workspace,
             env=environment,
             capture_output=True,
