@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 SCHEMA = "agent-eval-traces/1"
 MAX_TRACES_BYTES = 4 * 1024**3  # a traces file larger than this is refused
+# one trace (a case-run) larger than this is refused: a file of NULs under the file's cap,
+# sparse, costs its writer nothing and would be one line held whole by the score stage
+MAX_TRACE_LINE_BYTES = 256 * 1024**2
 CANCELLED = "cancelled before this run finished"
 DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
@@ -199,7 +202,14 @@ class TracesWriter:
         self._file.flush()
 
     def add(self, trace: CaseRunTrace) -> None:
-        self._file.write('{"trace": ' + trace.model_dump_json() + "}\n")
+        """Write `trace`; one past MAX_TRACE_LINE_BYTES, which the score stage would refuse
+        with the whole file, goes as its case-run errored with why (its turns left out)."""
+        line = '{"trace": ' + trace.model_dump_json() + "}"
+        if len(line.encode("utf-8")) > MAX_TRACE_LINE_BYTES:
+            why = f"its trace is more than {MAX_TRACE_LINE_BYTES} bytes, the limit: not scored"
+            kept = trace.model_copy(update={"turns": [], "log": None, "error": why})
+            line = '{"trace": ' + kept.model_dump_json() + "}"
+        self._file.write(line + "\n")
         self._file.flush()
 
     def finish(self, cancelled: bool) -> None:
@@ -253,7 +263,7 @@ def _read_one(
     display = str(path)
     # one trace a line, read as they come (never the file whole), split at "\n" alone: a
     # trace's JSON may hold U+2028 or U+0085 as they are (pydantic writes them unescaped)
-    lines = read_lines(path, display, MAX_TRACES_BYTES)
+    lines = read_lines(path, display, MAX_TRACES_BYTES, MAX_TRACE_LINE_BYTES)
     first = next(lines, None)
     if first is None:
         raise InputError("the traces file is empty", display)
