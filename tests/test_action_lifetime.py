@@ -9,7 +9,8 @@ its own where this machine allows it (as in its container), else as a child of t
 - a fork bomb: stopped by the PR user's process limit (RLIMIT_NPROC), which it cannot
   raise; its case-run fails and the score stage still scores;
 - a traces file the PR's code made larger than the cap (sparse: it costs nothing to make):
-  refused in one line naming it, before root copies a byte, in little memory.
+  refused in one line naming it, before root copies a byte, in little memory; one at the
+  cap: taken without a copy, and refused at its first line past the line cap.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from helpers.layout import Layout, answering, github_layout, peak_kb, written_kb
 from helpers.paths import ISOLATED
 
 from agent_eval_action.action.sandbox import MAX_PROCESSES
-from agent_eval_action.pipeline.run_cases import MAX_TRACES_BYTES
+from agent_eval_action.pipeline.run_cases import MAX_TRACE_LINE_BYTES, MAX_TRACES_BYTES
 
 pytestmark = [pytest.mark.e2e, ISOLATED]
 
@@ -224,3 +225,21 @@ def test_traces_past_the_cap_are_refused_in_one_line_before_a_byte_is_copied(run
         assert written_kb(done) < 256 * 1024, f"{written_kb(done)} kB written"
         assert peak_kb(done) < 1024 * 1024, f"{peak_kb(done)} kB"
         assert took < 120, f"{took:.0f} s"
+
+
+def test_traces_at_the_cap_cost_root_no_copy_and_one_line_at_most(runner: Runner):
+    """4 GiB of NULs after the stage's lines, at the cap: taken by a rename (nothing
+    written), then read until the line past MAX_TRACE_LINE_BYTES: bad input naming it."""
+    grows = GROWS_TRACES.replace("LIMIT + 1", str(MAX_TRACES_BYTES))
+    with github_layout(grows) as layout:
+        done = layout.run(runner, pid1=True)
+        said = done.stdout + done.stderr
+        assert done.returncode == 2, said
+        assert "Traceback" not in said
+        (line,) = [x for x in said.splitlines() if "a line of more than" in x]
+        assert "traces.jsonl:" in line and f"the limit is {MAX_TRACE_LINE_BYTES}" in line
+        assert not (layout.out / "results.json").exists()
+        assert written_kb(done) < 256 * 1024, f"{written_kb(done)} kB written"
+        # the score stage held one line of at most MAX_TRACE_LINE_BYTES (read in pieces,
+        # joined: about twice that at the peak), never the file's 4 GiB
+        assert peak_kb(done) < 3 * MAX_TRACE_LINE_BYTES // 1024, f"{peak_kb(done)} kB"

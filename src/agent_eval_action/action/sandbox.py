@@ -34,15 +34,14 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .. import launch
 from ..errors import InfrastructureError, InputError
 from ..files import read_bytes
-from ..files.safe import open_folder, open_untrusted, remove_entry, remove_tree
+from ..files.safe import open_folder, remove_entry, remove_tree, take_untrusted
 from ..runners.reaper import Proc, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
@@ -144,18 +143,15 @@ class PrUser:
         finally:
             remove_left_in(self.uid, shared_folders())
 
-    @contextmanager
-    def open_scratch(self, name: str) -> Iterator[int]:
-        """The file `name` the PR user wrote in its scratch folder, open for reading: a
-        regular file of the PR user's with no other name, not reached through a link
-        (files.safe.open_untrusted; Refused, or FileNotFoundError)."""
+    def take(self, name: str, target: Path, limit: int) -> int:
+        """The file `name` the PR user wrote in its scratch folder, made root's at `target`
+        (in root's folder on the same file system: moved, not copied), once its stage has
+        ended (nothing of the user's runs): a regular file of the PR user's with no other
+        name, not reached through a link, at most `limit` bytes by its size
+        (files.safe.take_untrusted; Refused, or FileNotFoundError). Its bytes."""
         owner = self.uid if self.switched else None
         assert self.folder is not None, "a PR user is made with its folder open"
-        fd = open_untrusted(self.folder.fd, name, owner)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+        return take_untrusted(self.folder.fd, name, owner, target, limit)
 
     def remove(self) -> None:
         """Delete the scratch folder and give up the uid (the stage-end kill has run)."""
