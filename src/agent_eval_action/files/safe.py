@@ -136,9 +136,7 @@ def copy_capped(source: int, target: Path, limit: int) -> int:
     exclusively), refusing more than `limit` bytes while copying (the target is then
     removed); the bytes copied. A file whose size says it is larger is refused before a
     byte is copied (a sparse file costs its writer nothing, and a copy of it root's disk)."""
-    size = os.fstat(source).st_size
-    if size > limit:
-        raise Refused(errno.EFBIG, f"{target.name}: {size} bytes, more than {limit}")
+    _refuse_larger(source, target.name, limit)
     copied = 0
     try:
         with open(os.open(target, CREATE, 0o600), "wb") as out:
@@ -162,9 +160,7 @@ def take_untrusted(folder: int, name: str, owner: int | None, target: Path, limi
     a process that held it open could write on. The bytes it holds."""
     fd = open_untrusted(folder, name, owner)
     try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise Refused(errno.EFBIG, f"{name}: {size} bytes, more than {limit}")
+        size = _refuse_larger(fd, name, limit)
         into = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
             try:
@@ -184,6 +180,14 @@ def take_untrusted(folder: int, name: str, owner: int | None, target: Path, limi
             os.close(into)
     finally:
         os.close(fd)
+
+
+def _refuse_larger(fd: int, name: str, limit: int) -> int:
+    """The size the open file reports (Refused past `limit`)."""
+    size = os.fstat(fd).st_size
+    if size > limit:
+        raise Refused(errno.EFBIG, f"{name}: {size} bytes, more than {limit}")
+    return size
 
 
 @contextmanager
