@@ -20,6 +20,9 @@ import pytest
 from fakes.github import Fault, secondary_rate_limit
 from helpers.action_harness import REPO, TOKEN, Runner, pr_payload
 from helpers.paths import WORKERS, python_command
+from helpers.pid1 import as_pid1, can_unshare, namespace_init
+
+from agent_eval_action.files.safe import TEMPORARY
 
 pytestmark = pytest.mark.e2e  # the action's entry point in a child process, against the fake GitHub
 
@@ -91,13 +94,19 @@ def test_the_agent_runs_in_the_agent_stage_and_the_scores_come_from_another(runn
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Runner, signum):
+@pytest.mark.parametrize("pid1", [False, True], ids=["child", "pid1"])
+def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Runner, signum, pid1):
+    """Cancelled as a child, or as its container's PID 1 (init.py passes the signal on)."""
+    if pid1 and not can_unshare():
+        pytest.skip("unshare --pid is not allowed here")
     _, payload = open_pr(runner)
     evals = evalset(runner.tmp, "quick", "hang")
     env = runner.env(
         "pull_request", payload, evals=str(evals), command=python_command(SCRIPTED), concurrency="1"
     )
     argv = [sys.executable, "-m", "agent_eval_action", "action"]
+    if pid1:
+        argv = as_pid1(argv)
     process = subprocess.Popen(
         argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -108,7 +117,9 @@ def test_cancellation_keeps_partial_results_posts_nothing_and_exits_3(runner: Ru
     while "case0 run 1" not in stdout and time.monotonic() < deadline:
         with contextlib.suppress(queue.Empty):
             stdout += seen.get(timeout=0.5)  # the agent stage's progress, relayed
-    os.kill(process.pid, signum)
+    target = namespace_init(process.pid) if pid1 else process.pid
+    assert target is not None, "unshare started no PID 1"
+    os.kill(target, signum)
     process.wait(timeout=30)
     reader.join(timeout=5)
     rest = process.stderr.read()
@@ -304,3 +315,39 @@ def test_a_full_disk_is_one_line_and_no_verdict(runner: Runner):
     assert "Traceback" not in done.stdout + done.stderr
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("::error::")]
     assert "No space left on device" in line and "free some space" in line
+
+
+def test_an_output_dir_on_a_full_disk_is_one_line_naming_the_file_and_nothing_half_written(
+    runner: Runner,
+):
+    """A real filesystem that fills up (a tmpfs of 8 KiB, mounted as root) under output-dir:
+    the file that did not fit is named, exit 3, and no part of it is left there."""
+    full = runner.tmp / "small"
+    full.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(full)])
+    if mounted.returncode != 0:
+        pytest.skip("this machine does not let root mount a tmpfs (a container without it)")
+    try:
+        _, payload = open_pr(runner)
+        env = runner.env("pull_request", payload, baseline="none", **{"output-dir": str(full)})
+        done = runner.run(env)
+        left = sorted(p.name for p in full.iterdir())
+        whole = {name: (full / name).read_bytes() for name in left}
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert "Traceback" not in said
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("::error::")]
+    name = line.split(f"{full}/", 1)[1].split(":", 1)[0]
+    assert line == (
+        f"::error::{full}/{name}: cannot be written: No space left on device "
+        "(free some space, then run again)"
+    )
+    assert name not in left  # not a part of it
+    assert not [n for n in left if TEMPORARY.fullmatch(n)], left  # no temporary file either
+    for name, data in whole.items():
+        if name.endswith(".json"):
+            json.loads(data)  # what is there is whole

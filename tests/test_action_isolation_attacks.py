@@ -216,21 +216,20 @@ def test_a_committed_results_json_is_never_the_verdict_of_a_killed_stage(runner:
 FORGES_RE_RUNS = r"""
 import json, os, sys
 
-scratch = os.path.dirname(os.environ["HOME"])
 argv = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
 traces = argv[argv.index(b"--traces") + 1].decode()
 if b"--confirm" in argv:
     # the round's traces file: the agent stage goes on writing the old one under another
-    # name, root finds passing "re-runs" nobody planned, copied from the suite's own trace
+    # name, root finds passing "re-runs" nobody planned under the round's header (root took
+    # the suite's traces out of the scratch folder: they are made up)
+    with open(traces) as own:
+        header = own.readline().strip()
     os.rename(traces, traces + ".real")
-    with open(os.path.join(scratch, "traces.jsonl")) as suite:
-        header, first = suite.read().splitlines()[:2]
-    trace = json.loads(first)
-    trace["trace"]["confirms"] = "re-run of a regression"
+    answer = {"role": "model", "parts": [{"text": "hi"}]}
     lines = [header]
     for run in (50, 51, 52):
-        trace["trace"]["run"] = run
-        lines.append(json.dumps(trace))
+        trace = {"eval_set_id": "probe", "eval_id": "probe", "run": run}
+        lines.append(json.dumps({"trace": {**trace, "turns": [{"final_response": answer}]}}))
     lines.append(json.dumps({"end": {"cancelled": False}}))
     with open(traces, "w") as out:
         out.write("\n".join(lines) + "\n")

@@ -16,6 +16,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from pathlib import Path
 from agent_eval_action.action.children import FILE_COMMANDS
 from helpers.action_harness import Runner, pr_payload
 from helpers.paths import IMAGE_PYTHON, image_entrypoint, need_isolation
+from helpers.pid1 import as_pid1, can_unshare
 
 RUNNER_UID = 1001  # GitHub's runner user: owns the workspace and the file-command files
 HI_CASE = {
@@ -72,10 +74,15 @@ class Layout:
         *,
         env: dict[str, str] | None = None,
         timeout: float = 300,
+        pid1: bool = False,
         **inputs: str,
     ) -> subprocess.CompletedProcess[str]:
         """The action as the image runs it, in the workspace, on PR #7, the PR's agent the
-        workspace's probe.py; `inputs` add to or replace the action's inputs."""
+        workspace's probe.py; `inputs` add to or replace the action's inputs. `pid1`: as
+        PID 1 of a PID namespace of its own, as in its container, where this machine allows
+        it (helpers/pid1.py), else as a child of this process. Its stderr ends with the
+        largest peak memory of any of its processes and what they wrote: `peak_kb`,
+        `written_kb`."""
         head = "e" * 40
         runner.fake.add_pull(7, head, "d" * 40)
         defaults = {
@@ -96,14 +103,39 @@ class Layout:
         environment.pop("PYTHONPATH", None)
         environment.update(env or {})
         self.give_to_runner()
+        argv = [*image_entrypoint(), "action"]
+        if pid1 and can_unshare():
+            argv = as_pid1(argv)
         return subprocess.run(
-            [*image_entrypoint(), "action"],
+            [sys.executable, "-I", "-c", MEASURED, *argv],  # isolated: nothing of the PR's
             cwd=self.workspace,
             env=environment,
             capture_output=True,
             text=True,
             timeout=timeout,
         )
+
+
+# runs its arguments, then says the peak memory of the largest of its processes and the
+# blocks they wrote, all of them (each waited for by its parent, as every process of the
+# action's is): its children's ru_maxrss and ru_oublock
+MEASURED = r"""
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:]).returncode
+used = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"peak-kb={used.ru_maxrss} written-kb={used.ru_oublock // 2}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def peak_kb(done: subprocess.CompletedProcess[str]) -> int:
+    """The peak memory (kB) of the largest process of a `Layout.run`."""
+    return int(done.stderr.rsplit("peak-kb=", 1)[1].split()[0])
+
+
+def written_kb(done: subprocess.CompletedProcess[str]) -> int:
+    """What the processes of a `Layout.run` wrote to disk (kB, 512-byte blocks halved)."""
+    return int(done.stderr.rsplit("written-kb=", 1)[1].split()[0])
 
 
 def _own(path: Path, mode: int) -> None:

@@ -25,7 +25,7 @@ from ..compare.model import Diff
 from ..compare.record import MainRecord
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..files import read_bytes, write_whole
-from ..files.safe import Refused, copy_capped
+from ..files.safe import Refused
 from ..metrics.judge.settings import JUDGE_KEY_ENV
 from ..pipeline.confirm import Wanted, round_json, rounds, sampling_rounds
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
@@ -495,15 +495,15 @@ def _diff(out_dir: Path) -> Diff:
 
 
 def _take_traces(user: PrUser, name: str, target: Path) -> str | None:
-    """Copy the traces file `name` the PR user wrote in its scratch folder to `target`
-    (root's), by descriptor: refused when it is a link, no regular file, has other names,
-    is not the PR user's, or is larger than MAX_TRACES_BYTES (counted while copying). None
-    when it was copied, else why not (said in the log)."""
+    """Take the traces file `name` the PR user wrote in its scratch folder to `target`
+    (root's), by descriptor, moved and never copied where it can be (PrUser.take): refused
+    when it is a link, no regular file, has other names, is not the PR user's, or is larger
+    than MAX_TRACES_BYTES. None when it was taken, else why not (said in the log). The
+    score stage reads it a line at a time, counted (files.read_lines)."""
     from ..pipeline.run_cases import MAX_TRACES_BYTES
 
     try:
-        with user.open_scratch(name) as fd:
-            copy_capped(fd, target, MAX_TRACES_BYTES)
+        user.take(name, target, MAX_TRACES_BYTES)
     except FileNotFoundError:
         why = f"the agent stage wrote no traces ({name})"
     except (Refused, OSError) as err:

@@ -5,9 +5,9 @@ The children get a scrubbed environment (runners/environment.py): the GitHub tok
 Actions runtime tokens never reach a process that runs project code, and the in-process
 ADK runner runs in a child, not in the action's own process that holds the token.
 
-The action is PID 1 in its container, where SIGTERM has no default effect: `Children`
-forwards SIGTERM/SIGINT to the running child (whose `run` writes partial Results and exits
-3) and makes the action itself stop at the next step (`Cancelled`).
+In its container the action is the child of PID 1 (init.py), which passes SIGTERM/SIGINT
+on to it: `Children` forwards them to the running child (whose `run` writes partial
+Results and exits 3) and makes the action itself stop at the next step (`Cancelled`).
 """
 
 from __future__ import annotations

@@ -28,20 +28,20 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import resource
 import stat
 import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .. import launch
 from ..errors import InfrastructureError, InputError
 from ..files import read_bytes
-from ..files.safe import open_folder, open_untrusted, remove_entry, remove_tree
+from ..files.safe import open_folder, remove_entry, remove_tree, take_untrusted
 from ..runners.reaper import Proc, processes, real_uid
 
 # Far above the uids of a runner's accounts (GitHub's runner user is 1001) and below the
@@ -51,6 +51,10 @@ LAST_UID = 65533
 NAME = "agent-eval-pr"
 # The folder of the uid claims (one lock file per uid), in /run or the temporary folder.
 CLAIMS = "agent-eval-pr-uids"
+# The most processes and threads (the kernel counts each task) the PR's user may have at
+# once (RLIMIT_NPROC): an agent with its MCP servers, workers and their thread pools uses a
+# few hundred at most; a fork bomb stops here (its fork fails with EAGAIN)
+MAX_PROCESSES = 1024
 
 NOT_ROOT = (
     "the action does not run as root, so the pull request's code cannot run as a user of its "
@@ -132,7 +136,6 @@ class PrUser:
         try:
             for rounds in range(1, KILL_ROUNDS + 1):
                 launch.kill_all_of(self.uid, self.killer)
-                reap()
                 if not processes_of(self.uid):
                     return rounds
                 time.sleep(0.01)  # a process with SIGKILL pending may still be listed
@@ -140,18 +143,15 @@ class PrUser:
         finally:
             remove_left_in(self.uid, shared_folders())
 
-    @contextmanager
-    def open_scratch(self, name: str) -> Iterator[int]:
-        """The file `name` the PR user wrote in its scratch folder, open for reading: a
-        regular file of the PR user's with no other name, not reached through a link
-        (files.safe.open_untrusted; Refused, or FileNotFoundError)."""
+    def take(self, name: str, target: Path, limit: int) -> int:
+        """The file `name` the PR user wrote in its scratch folder, made root's at `target`
+        (in root's folder on the same file system: moved, not copied), once its stage has
+        ended (nothing of the user's runs): a regular file of the PR user's with no other
+        name, not reached through a link, at most `limit` bytes by its size
+        (files.safe.take_untrusted; Refused, or FileNotFoundError). Its bytes."""
         owner = self.uid if self.switched else None
         assert self.folder is not None, "a PR user is made with its folder open"
-        fd = open_untrusted(self.folder.fd, name, owner)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+        return take_untrusted(self.folder.fd, name, owner, target, limit)
 
     def remove(self) -> None:
         """Delete the scratch folder and give up the uid (the stage-end kill has run)."""
@@ -170,18 +170,6 @@ KILL_ROUNDS = 50
 def processes_of(uid: int) -> list[Proc]:
     """The live processes whose real uid is `uid` (zombies are already dead)."""
     return [p for p in processes().values() if not p.zombie and real_uid(p.pid) == uid]
-
-
-def reap() -> None:
-    """Collect exited children. As PID 1 of its container, the action inherits the orphans
-    it kills (daemons of the PR's), and must collect them, as init does."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 def owners(paths: Iterable[str | Path | None]) -> set[int]:
@@ -233,6 +221,7 @@ def create(
         claim.release()
         killer_claim.release()
         raise
+    limit_processes()
     return PrUser(
         uid=uid,
         gid=uid,
@@ -242,6 +231,20 @@ def create(
         killer=killer,
         killer_claim=killer_claim,
     )
+
+
+def limit_processes() -> None:
+    """Lower this process's RLIMIT_NPROC (soft and hard) to MAX_PROCESSES, for every child
+    it starts from now on. The kernel counts a limit against the real uid of the process
+    that forks, and never holds root to it: root's stages go on as before, while the PR's
+    user, whose processes are started from here and inherit it, can neither pass it nor
+    raise it (only root may raise a hard limit). A uid switched to by a start (Popen's
+    `user`) that already has that many processes cannot run a program at all."""
+    soft, hard = (
+        MAX_PROCESSES if now == resource.RLIM_INFINITY else min(now, MAX_PROCESSES)
+        for now in resource.getrlimit(resource.RLIMIT_NPROC)
+    )
+    resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
 
 
 # The machine's folders anyone may write (and the temporary folder): what a stage's user

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from ..errors import InputError
+from ..errors import DISK_FULL, InputError
 from ..files.safe import (
     TEMPORARY,
     Refused,
@@ -146,17 +146,23 @@ class OutputDir:
 
     def publish(self, run: Path) -> None:
         """Put the run folder's files in place (each whole), remove the action's other
-        names and any leftover of an earlier copy."""
+        names and any leftover of an earlier copy. A full disk is raised naming the file
+        (for errors.disk_full_line's one line): a copy's failed write names none."""
         written = {n for n in os.listdir(run) if n in NAMES}
         for name in os.listdir(self.fd):
             if name not in written and (name in NAMES or TEMPORARY.match(name)):
                 remove_entry(self.fd, name)
         for name in sorted(written):
             source = run / name
-            if name in FOLDERS:
-                self._publish_folder(source, name)
-            elif source.is_file():
-                put(source, self.fd, name)
+            try:
+                if name in FOLDERS:
+                    self._publish_folder(source, name)
+                elif source.is_file():
+                    put(source, self.fd, name)
+            except OSError as err:
+                if err.errno not in DISK_FULL:
+                    raise
+                raise OSError(err.errno, err.strerror, str(self.path / name)) from err
 
     def _publish_folder(self, source: Path, name: str) -> None:
         remove_entry(self.fd, name)  # a link, a file, or an earlier run's folder

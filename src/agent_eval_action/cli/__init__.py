@@ -28,6 +28,7 @@ from ..errors import (
     fault_line,
 )
 from ..files import BENEATH_ENV, read_beneath
+from ..init import become_init
 from . import accept, action, compare, merge, run, run_cases, score, serve_users
 from .args import Parser, spread
 
@@ -73,6 +74,7 @@ def build_parser() -> Parser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    become_init()  # as a container's PID 1 (the console script too): init.py
     args = build_parser().parse_args(spread(sys.argv[1:] if argv is None else argv))
     beneath = os.environ.get(BENEATH_ENV)  # a child of the action's: read as it does
     if beneath:

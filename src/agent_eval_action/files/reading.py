@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import errno
 import hashlib
+import itertools
 import mmap
 import os
 import stat
@@ -148,6 +149,38 @@ def utf8_bytes(raw: Buffer, display: str) -> Buffer:
     if bytes(view[:3]) == codecs.BOM_UTF8:
         return view[3:]
     return raw
+
+
+def read_lines(path: Path, display: str, limit: int, line_limit: int) -> Iterator[tuple[int, str]]:
+    """The file's lines (numbered from 1, without their "\\n"), read one at a time: split
+    at "\\n" alone (a line's JSON may hold U+2028 or U+0085 as they are, where splitlines()
+    would split it), each checked to be UTF-8 as `decode` checks a whole file. Never more
+    than `limit` bytes are read, counted as they are, nor a line of more than `line_limit`:
+    past either the file is refused, naming it (and the line), so the reader holds at most
+    one line of `line_limit` bytes, never the file."""
+    with _opened(path, display) as handle:
+        _refuse_over(os.fstat(handle.fileno()).st_size, display, limit)
+        total = 0
+        for number in itertools.count(1):
+            # one byte past the file's limit, or past the line's and its "\n"
+            raw = handle.readline(min(limit - total + 1, line_limit + 2))
+            if not raw:
+                return
+            total += len(raw)
+            if total > limit:
+                raise InputError(f"file is more than {limit} bytes; the limit is {limit}", display)
+            raw = raw.removesuffix(b"\n")
+            if len(raw) > line_limit:
+                why = f"a line of more than {line_limit} bytes; the limit is {line_limit}"
+                raise InputError(why, display, number)
+            if number == 1:
+                yield number, decode(raw, display)
+                continue
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                why = f"not UTF-8 text (byte 0x{raw[err.start]:02x})"
+                raise InputError(why, display, number) from None
 
 
 def read_text(path: Path, display: str, limit: int = MAX_FILE_BYTES) -> str:

@@ -134,7 +134,9 @@ def open_untrusted(folder: int, name: str, owner: int | None = None) -> int:
 def copy_capped(source: int, target: Path, limit: int) -> int:
     """Copy what the descriptor `source` reads into a new file `target` (created
     exclusively), refusing more than `limit` bytes while copying (the target is then
-    removed); the bytes copied."""
+    removed); the bytes copied. A file whose size says it is larger is refused before a
+    byte is copied (a sparse file costs its writer nothing, and a copy of it root's disk)."""
+    _refuse_larger(source, target.name, limit)
     copied = 0
     try:
         with open(os.open(target, CREATE, 0o600), "wb") as out:
@@ -147,6 +149,45 @@ def copy_capped(source: int, target: Path, limit: int) -> int:
         target.unlink(missing_ok=True)
         raise
     return copied
+
+
+def take_untrusted(folder: int, name: str, owner: int | None, target: Path, limit: int) -> int:
+    """The file `name` that another user wrote in the folder held open as `folder` (checked
+    as open_untrusted checks it), made the caller's own at `target`, a path in a folder no
+    one else may write: renamed there when both are on one file system (not a byte
+    copied or written, however large the file says it is), else copied (`copy_capped`).
+    Refused when its size is past `limit`. Only once nothing of its writer's runs any more:
+    a process that held it open could write on. The bytes it holds."""
+    fd = open_untrusted(folder, name, owner)
+    try:
+        size = _refuse_larger(fd, name, limit)
+        into = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            try:
+                os.rename(name, target.name, src_dir_fd=folder, dst_dir_fd=into)
+            except OSError as err:
+                if err.errno != errno.EXDEV:
+                    raise
+                return copy_capped(fd, target, limit)
+            there, taken = os.stat(target.name, dir_fd=into, follow_symlinks=False), os.fstat(fd)
+            if (there.st_dev, there.st_ino) != (taken.st_dev, taken.st_ino):
+                os.unlink(target.name, dir_fd=into)  # not the file checked: never read
+                raise Refused(errno.EPERM, f"{name}: replaced while it was taken")
+            os.fchown(fd, os.getuid(), os.getgid())
+            os.fchmod(fd, 0o600)
+            return size
+        finally:
+            os.close(into)
+    finally:
+        os.close(fd)
+
+
+def _refuse_larger(fd: int, name: str, limit: int) -> int:
+    """The size the open file reports (Refused past `limit`)."""
+    size = os.fstat(fd).st_size
+    if size > limit:
+        raise Refused(errno.EFBIG, f"{name}: {size} bytes, more than {limit}")
+    return size
 
 
 @contextmanager

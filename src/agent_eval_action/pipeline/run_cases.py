@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from ..core import RUNNER_KINDS, RunnerKind
 from ..errors import InputError
-from ..files import line_by_line, read_text
+from ..files import line_by_line, read_lines
 from ..files.jsonpos import one_line
 from ..runners import Runner, RunnerStartError
 from ..runners.reaper import reaping
@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 SCHEMA = "agent-eval-traces/1"
 MAX_TRACES_BYTES = 4 * 1024**3  # a traces file larger than this is refused
+# one trace (a case-run) larger than this is refused: a file of NULs under the file's cap,
+# sparse, costs its writer nothing and would be one line held whole by the score stage
+MAX_TRACE_LINE_BYTES = 256 * 1024**2
 CANCELLED = "cancelled before this run finished"
 DIED = "the agent stage ended before this run finished"
 NOT_RETURNED = "the agent stage returned no trace for this run"
@@ -199,7 +202,14 @@ class TracesWriter:
         self._file.flush()
 
     def add(self, trace: CaseRunTrace) -> None:
-        self._file.write('{"trace": ' + trace.model_dump_json() + "}\n")
+        """Write `trace`; one past MAX_TRACE_LINE_BYTES, which the score stage would refuse
+        with the whole file, goes as its case-run errored with why (its turns left out)."""
+        line = '{"trace": ' + trace.model_dump_json() + "}"
+        if len(line.encode("utf-8")) > MAX_TRACE_LINE_BYTES:
+            why = f"its trace is more than {MAX_TRACE_LINE_BYTES} bytes, the limit: not scored"
+            kept = trace.model_copy(update={"turns": [], "log": None, "error": why})
+            line = '{"trace": ' + kept.model_dump_json() + "}"
+        self._file.write(line + "\n")
         self._file.flush()
 
     def finish(self, cancelled: bool) -> None:
@@ -251,14 +261,13 @@ def _read_one(
 ) -> tuple[tuple[RunnerKind, str | None, datetime, str | None], bool | None]:
     """One traces file, whose plan is `asked` (the suite's `plan`, or a round's)."""
     display = str(path)
-    # one trace a line, split at "\n" alone: a trace's JSON may hold U+2028 or U+0085 as
-    # they are (pydantic writes them unescaped), where splitlines() would split it
-    lines = read_text(path, display, MAX_TRACES_BYTES).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
+    # one trace a line, read as they come (never the file whole), split at "\n" alone: a
+    # trace's JSON may hold U+2028 or U+0085 as they are (pydantic writes them unescaped)
+    lines = read_lines(path, display, MAX_TRACES_BYTES, MAX_TRACE_LINE_BYTES)
+    first = next(lines, None)
+    if first is None:
         raise InputError("the traces file is empty", display)
-    header = _json(lines[0], display, 1)
+    header = _json(first[1], display, 1)
     if not isinstance(header, dict) or header.get("traces") != SCHEMA:
         raise InputError(
             f'not a traces file (its first line must say "traces": "{SCHEMA}")', display, 1
@@ -277,7 +286,7 @@ def _read_one(
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
     wanted = {r.run_key: r.purpose for r in asked.requests}
     ended: bool | None = None
-    for number, text in enumerate(lines[1:], start=2):
+    for number, text in lines:
         data = _json(text, display, number)
         if ended is not None or not isinstance(data, dict) or len(data) != 1:
             raise InputError("expected one trace or the end line", display, number)
