@@ -26,6 +26,7 @@ from agent_eval_action.metrics.judge.settings import RetryPolicy
 from agent_eval_action.metrics.simulation.config import (
     MAX_OUTPUT_TOKENS,
     MAX_PROMPT_CHARS,
+    MAX_RENDER_SECONDS,
     MAX_THINKING_BUDGET,
     MAX_USER_TURNS,
     SIMULATOR_MODELS,
@@ -193,6 +194,13 @@ def test_a_rounds_serve_users_answers_the_rounds_case_runs_alone(write, fake):
             "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }} " + PLACEHOLDERS,
             "the prompt cannot be rendered: it recurses without end",
         ),
+        # loops that write nothing, nested: within every size cap, yet endless but for the
+        # clock (held serve-users until its stage was killed)
+        (
+            "{% for a in range(99999) %}{% for b in range(99999) %}{% endfor %}{% endfor %} "
+            + PLACEHOLDERS,
+            "the prompt took over 2 s to render",
+        ),
     ],
 )
 def test_a_template_that_grows_past_the_cap_is_refused_while_rendering(
@@ -310,6 +318,7 @@ def test_the_security_page_lists_each_cap_as_declared():
     numbers = (MAX_THINKING_BUDGET, MAX_OUTPUT_TOKENS, MAX_PROMPT_CHARS)
     assert all(f"{n:,}" in caps for n in numbers) and f"| {MAX_USER_TURNS} (" in caps
     assert all(f"`{model}`" in caps for model in SIMULATOR_MODELS)
+    assert f"| {MAX_RENDER_SECONDS:g} s |" in caps
 
 
 def test_a_persona_that_renders_past_the_cap_is_bad_input_when_read(write, fake, capsys):

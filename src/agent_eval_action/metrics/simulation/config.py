@@ -9,9 +9,13 @@ before Gemini is asked."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
-from collections.abc import Iterable
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from types import FrameType
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -35,6 +39,9 @@ MAX_USER_TURNS = 50  # a conversation's user turns (max_allowed_invocations; -1 
 MAX_THINKING_BUDGET = 10240  # ADK's default budget: a config may lower it, never raise it
 MAX_OUTPUT_TOKENS = 16384  # per call: thoughts and the message (Gemini counts both in it)
 MAX_PROMPT_CHARS = 200_000  # a prompt, the conversation so far included (~50k tokens)
+# seconds a prompt (or a persona) may take to render: loops that write nothing, nested over
+# values within the caps above, would otherwise hold serve-users until its stage is killed
+MAX_RENDER_SECONDS = 2.0
 # what model_configuration may set: sampling, and the two token caps above
 GENERATION_OPTIONS = frozenset(
     {
@@ -60,15 +67,43 @@ class OverCap(UserTurnError):
 
 def capped(chunks: Iterable[str], what: str) -> str:
     """The text of `chunks`, counted as they come: OverCap once it passes MAX_PROMPT_CHARS
-    (a template's output is refused while it renders, never built whole first)."""
+    (a template's output is refused while it renders, never built whole first), or once
+    rendering it has taken MAX_RENDER_SECONDS."""
     kept: list[str] = []
     size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > MAX_PROMPT_CHARS:
-            raise OverCap(f"{what} is over the cap of {MAX_PROMPT_CHARS:,} characters")
-        kept.append(chunk)
+    with _deadline(what):
+        for chunk in chunks:
+            size += len(chunk)
+            if size > MAX_PROMPT_CHARS:
+                raise OverCap(f"{what} is over the cap of {MAX_PROMPT_CHARS:,} characters")
+            kept.append(chunk)
     return "".join(kept)
+
+
+TEMPLATE_CODE = "<template>"  # the file name of the code jinja2 compiles a template into
+
+
+@contextlib.contextmanager
+def _deadline(what: str) -> Iterator[None]:
+    """OverCap raised in a template's own code, at its next line, once MAX_RENDER_SECONDS
+    have passed: a loop that writes nothing runs template lines, and nothing else would
+    stop it (a trace function, on this thread alone, for the templates' frames alone)."""
+    end = time.monotonic() + MAX_RENDER_SECONDS
+
+    def line(frame: FrameType, event: str, arg: Any) -> Any:
+        if time.monotonic() > end:
+            raise OverCap(f"{what} took over {MAX_RENDER_SECONDS:g} s to render")
+        return line
+
+    def call(frame: FrameType, event: str, arg: Any) -> Any:
+        return line if frame.f_code.co_filename == TEMPLATE_CODE else None
+
+    before = sys.gettrace()
+    sys.settrace(call)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
 
 
 def _size(value: Any) -> int:
