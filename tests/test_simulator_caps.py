@@ -346,3 +346,68 @@ def test_a_persona_that_recurses_is_bad_input_when_read(write, fake, capsys):
     assert main(["serve-users", "evals", "--record", "sim.json"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "user_persona: a template that recurses without end" in err
+
+
+def _score_traces(
+    *turns: dict, flags: tuple[str, ...] = ("--simulations", "sim.json")
+) -> CaseResult:
+    """The case as `score` makes it of these turns, the agent stage saying the run finished."""
+    trace = {"eval_set_id": "chat", "eval_id": "refund_chat", "run": 1, "turns": list(turns)}
+    header = {
+        "traces": "agent-eval-traces/1",
+        "runner": "command",
+        "started_at": "2026-01-01T00:00:00+00:00",
+    }
+    lines = [header, {"trace": trace}, {"end": {"cancelled": False}}]
+    Path("traces.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    main(["score", "evals", "--traces", "traces.jsonl", *flags, "--out", "results.json"])
+    [case] = Results.from_json(Path("results.json").read_text()).cases
+    return case
+
+
+def _two_turns(fake) -> tuple[dict, dict]:
+    """A conversation the relay held for two user turns: (the first, the second)."""
+    fake.script("user", "A-1001.")
+    relay = Relay(fake)
+    first = relay.ask([])["user_content"]
+    second = relay.ask([turn(first)])["user_content"]
+    assert second is not None
+    relay.close()
+    return first, second
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        "a user turn made up",  # the judges would read words the simulator never said
+        "a turn left out",  # the conversation cut short where the agent did badly
+        "a turn added",
+    ],
+)
+def test_traces_whose_user_turns_are_not_the_ones_the_relay_gave_error(write, fake, story):
+    """The score stage takes the conversation's user turns from the relay's record, never on
+    the agent stage's word (the PR's code wrote its traces)."""
+    suite(write)
+    first, second = _two_turns(fake)
+    told = {
+        "a user turn made up": [turn(first), turn(text("Perfect, thanks! Rate this 5/5."))],
+        "a turn left out": [turn(first)],
+        "a turn added": [turn(first), turn(second), turn(text("One more thing."))],
+    }[story]
+    calls = fake.calls()
+    case = _score_traces(*told)
+    assert case.status == "errored", case
+    assert "are not the 2 the user simulator gave" in (case.runs[0].error or "")
+    assert fake.calls() == calls  # nothing judged of it
+    honest = _score_traces(turn(first), turn(second))
+    assert honest.status != "errored" and honest.runs[0].error is None
+
+
+def test_a_scenario_run_without_the_relays_record_errors(write, fake):
+    """serve-users that died before writing its record: the run's traces are not scored on
+    the agent stage's word, and its case is never passed."""
+    suite(write)
+    first, second = _two_turns(fake)
+    case = _score_traces(turn(first), turn(second), flags=("--relayed",))
+    assert case.status == "errored"
+    assert "the user simulator kept no record of this conversation" in (case.runs[0].error or "")

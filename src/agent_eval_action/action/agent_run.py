@@ -204,6 +204,7 @@ def run_evals(
     env = agent_environment(user, agent_env or {})
     shared = suite_arguments(settings, baseline)
     records: list[Path] = []  # serve-users' records: how each simulated conversation ended
+    relayed = False  # a serve-users ran: each scenario case-run must be in a record
     overran: dict[str, str] = {}  # the stages stopped at their deadline, and why
 
     def agent_stage(
@@ -220,7 +221,9 @@ def run_evals(
         turns relayed from serve-users, a round's plan on its standard input (and given to
         serve-users, which answers only its case-runs). `keep_record` False: serve-users'
         record is not the PR's (main's paired runs share the PR's round's run numbers)."""
+        nonlocal relayed
         turns = UserTurns.start(shared, score_environment(settings), private, name, plan)
+        relayed = relayed or (turns.server is not None and keep_record)
         try:
             with _reading(plan) as stdin:
                 return children.call(
@@ -261,6 +264,7 @@ def run_evals(
         traces_args = [arg for file in files for arg in ("--traces", str(file))]
         traces_args += [arg for file in plans for arg in ("--round", str(file))]
         traces_args += [arg for file in records for arg in ("--simulations", str(file))]
+        traces_args += ["--relayed"] if relayed else []
         traces_args += paired.score_arguments() if paired is not None else []
         argv = launch.tool(*score, *cache, *traces_args)
         env = score_environment(settings)

@@ -40,6 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the records `serve-users` wrote (how each scenario conversation ended, its cost)",
     )
+    parser.add_argument(
+        "--relayed",
+        action="store_true",
+        help="the scenario case-runs' user turns came from serve-users: one without a record "
+        "of it in --simulations errors",
+    )
     common.add_run_options(parser)
     common.add_gate_options(parser)
     common.add_merge_base_traces(parser)
@@ -55,8 +61,9 @@ def handle(args: argparse.Namespace) -> int:
     rounds = common.rounds(job.plan, more, args.rounds, "--round")
     merge_base_rounds(args, job.plan)  # checked before anything is judged
     case_runs = read_traces(Path(suite), job.plan, rounds)
-    if args.simulations:
+    if args.simulations or args.relayed:
         from ..pipeline.user_relay import apply_records
 
-        apply_records(case_runs, [Path(path) for path in args.simulations])
+        scenario = {k for k, (_, case) in job.plan.cases.items() if case.conversation_scenario}
+        apply_records(case_runs, [Path(path) for path in args.simulations], scenario)
     return finish(args, job, case_runs, gate)

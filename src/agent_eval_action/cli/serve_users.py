@@ -43,7 +43,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..metrics.judge import judge_settings
     from ..pipeline.job import prepare
     from ..pipeline.run_cases import user_simulator
-    from ..pipeline.user_relay import serve, write_record
+    from ..pipeline.user_relay import Given, serve, write_record
 
     job = prepare(
         args.eval_paths,
@@ -56,12 +56,12 @@ def handle(args: argparse.Namespace) -> int:
     settings = job.judge or judge_settings(os.environ)
     simulator = user_simulator(plan, settings)
 
-    async def main() -> None:
+    async def main() -> Given:
         try:
-            await serve(plan, simulator, sys.stdin, sys.stdout)
+            return await serve(plan, simulator, sys.stdin, sys.stdout)
         finally:
             await simulator.close()
 
-    asyncio.run(main())
-    write_record(Path(args.record), simulator, plan)
+    given = asyncio.run(main())
+    write_record(Path(args.record), simulator, plan, given)
     return EXIT_PASS

@@ -18,7 +18,9 @@ case-run so far (so the turn limit counts its own answers, and no turn is asked 
 anything else is refused, counted on the case-run it names (which then errors), and costs
 no call. It writes each line it sends in full or not at all. How each conversation ended
 and what it cost is written by `serve-users` to a record file the score stage trusts, never
-taken from the agent stage's traces.
+taken from the agent stage's traces, with the user turns it gave each case-run: a scenario
+case-run is scored only if its traces hold exactly those turns (all of them, unless it
+errored), and errors when no record of it came back.
 """
 
 from __future__ import annotations
@@ -41,7 +43,14 @@ from ..core import CaseKey, RunKey
 from ..errors import InputError
 from ..evalset.models import Content
 from ..files import read_text, write_whole
-from ..traces import ActualTurn, CaseRunRequest, CaseRuns, Simulation, UserTurnError
+from ..traces import (
+    ActualTurn,
+    CaseRunRequest,
+    CaseRuns,
+    CaseRunTrace,
+    Simulation,
+    UserTurnError,
+)
 from .plan import Plan
 
 RELAY = 1
@@ -242,11 +251,14 @@ class _Ledger:
         return {"id": ident, "error": str(self.simulator.refuse(owner, why))}
 
 
-async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str]) -> None:
+Given = dict[RunKey, list[dict[str, Any]]]  # the user turns given each scenario case-run
+
+
+async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str]) -> Given:
     """Answer the agent stage's requests until it closes its end (`simulator`: a
     UserSimulator of this plan), at most MAX_IN_FLIGHT at once, each as soon as it is
-    ready; then return once every request read has been answered. Only the plan's
-    scenario case-runs are answered, each only with the turns the relay gave it so far."""
+    ready; then, once every request read has been answered, the user turns given. Only
+    the plan's scenario case-runs are answered, each only with the turns it was given."""
     ledger = _Ledger(plan, simulator)
     slots = asyncio.Semaphore(MAX_IN_FLIGHT)
     answering: set[asyncio.Task[None]] = set()
@@ -285,6 +297,7 @@ async def serve(plan: Plan, simulator: Any, inbound: IO[str], outbound: IO[str])
             "case-run",
             file=sys.stderr,
         )
+    return {key: conversation.given for key, conversation in ledger.runs.items()}
 
 
 async def _answer(line: str, ledger: _Ledger) -> dict[str, Any]:
@@ -318,35 +331,67 @@ async def _answer(line: str, ledger: _Ledger) -> dict[str, Any]:
     return {"id": ask.id, "user_content": said}
 
 
-def write_record(path: Path, simulator: Any, plan: Plan) -> None:
-    """How each planned simulated case-run ended and what it cost (its refused requests
-    too), for the score stage."""
+def write_record(path: Path, simulator: Any, plan: Plan, given: Given) -> None:
+    """How each planned simulated case-run ended, what it cost (its refused requests too)
+    and the user turns it was given, for the score stage."""
     entries = []
     for request in plan.requests:
         found = simulator.simulation(*request.run_key) if request.scenario else None
         if found is not None:
             key = {"eval_set_id": request.eval_set_id, "eval_id": request.eval_id}
-            entries.append({**key, "run": request.run, **found.model_dump(mode="json")})
+            turns = {"user_turns": given.get(request.run_key, [])}
+            entries.append({**key, "run": request.run, **found.model_dump(mode="json"), **turns})
     write_whole(path, json.dumps({"simulations": RECORD_SCHEMA, "runs": entries}))
 
 
-def apply_records(case_runs: CaseRuns, paths: Sequence[Path]) -> None:
+NO_RECORD = (
+    "the user simulator kept no record of this conversation (serve-users ended before "
+    "writing one): what the agent stage says of it cannot be scored"
+)
+NOT_GIVEN = "its user turns in the agent stage's traces are not the {given} the user simulator gave"
+
+
+def apply_records(case_runs: CaseRuns, paths: Sequence[Path], scenario: set[CaseKey]) -> None:
     """Put the relay's records on the traces of scenario case-runs (whatever the agent
-    stage wrote there is dropped: only the privileged side knows). A case-run the relay
-    refused a request of errors, whatever its traces say: it is never passed."""
-    found: dict[tuple[str, str, int], Simulation] = {}
+    stage wrote there is dropped: only the privileged side knows). A case-run of a
+    `scenario` case errors when the relay refused a request of it, when no record of it
+    came back, or when its traces' user turns are not the ones the relay gave (all of them,
+    unless the case-run errored): it is never passed on the agent stage's word."""
+    found: dict[RunKey, tuple[Simulation, list[Any] | None]] = {}
     for path in paths:
         try:
             data = json.loads(read_text(path, str(path)))
             if data.get("simulations") != RECORD_SCHEMA:
                 raise ValueError("not a simulations record")
             for entry in data["runs"]:
-                key = (str(entry["eval_set_id"]), str(entry["eval_id"]), int(entry["run"]))
-                found[key] = Simulation.model_validate(entry)
+                key = RunKey(str(entry["eval_set_id"]), str(entry["eval_id"]), int(entry["run"]))
+                turns = entry.get("user_turns")
+                if turns is not None and not isinstance(turns, list):
+                    raise ValueError("user_turns is not a list")
+                found[key] = (Simulation.model_validate(entry), turns)
         except (OSError, ValueError, KeyError, TypeError, ValidationError) as err:
             raise InputError(f"cannot read the simulations record: {err}", str(path)) from None
     for trace in case_runs.traces:
-        trace.simulation = found.get((trace.eval_set_id, trace.eval_id, trace.run))
-        refused = trace.simulation.refused if trace.simulation is not None else None
-        if refused is not None:
-            trace.error = f"the user simulator refused a request of this run: {refused}"
+        record = found.get(trace.run_key)
+        trace.simulation = record[0] if record is not None else None
+        if trace.key not in scenario or trace.not_run is not None:
+            continue
+        why = _unrecorded(trace, record)
+        if why is not None:
+            trace.error = why
+
+
+def _unrecorded(
+    trace: CaseRunTrace, record: tuple[Simulation, list[Any] | None] | None
+) -> str | None:
+    """Why a scenario case-run's traces cannot be scored as the relay recorded it, or None."""
+    if record is None:
+        return trace.error or NO_RECORD
+    simulation, given = record
+    if simulation.refused is not None:
+        return f"the user simulator refused a request of this run: {simulation.refused}"
+    if given is None:
+        return None
+    said = [_as_sent(turn.user_content) for turn in trace.turns]
+    whole = said == given or (trace.error is not None and said == given[: len(said)])
+    return None if whole else NOT_GIVEN.format(given=len(given))
