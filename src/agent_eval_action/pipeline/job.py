@@ -106,9 +106,11 @@ def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
     cache directories are bad input (exit 2)."""
     from ..metrics.judge import judge_settings as settings_from
     from .judge import judged_metrics
+    from .key_budget import most_calls
 
     if not judged_metrics(the_plan) and not any(r.scenario for r in the_plan.requests):
         return None
+    check_judge_models(the_plan, options)
     if options.judge_cache:
         try:
             Path(options.judge_cache).mkdir(parents=True, exist_ok=True)
@@ -120,4 +122,24 @@ def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
         cache_dir=options.judge_cache,
         cache_this_run=options.judge_cache_this_run,
         parallelism=options.concurrency,
+        max_calls=most_calls(the_plan, options),
     )
+
+
+def check_judge_models(the_plan: Plan, options: RunOptions) -> None:
+    """The judge's models within its allow-list (metrics/judge/caps.py): the pin, else each
+    judged criterion's; InputError (the flag, or the config's file and line) if not."""
+    from ..metrics.judge.caps import allowed_judge_models, judge_model_refusal
+    from ..metrics.judge.metric import check_judge_models as check_criteria
+
+    allowed = allowed_judge_models(options.judge_models)
+    if options.judge_model is not None:
+        why = judge_model_refusal(options.judge_model, allowed)
+        if why is not None:
+            raise InputError(f"--judge-model: {why}")
+    for eval_set in the_plan.suite.eval_sets:
+        metrics, criteria = (
+            the_plan.metrics[eval_set.eval_set_id],
+            the_plan.criteria[eval_set.eval_set_id],
+        )
+        check_criteria(eval_set, metrics, criteria, allowed, options.judge_model)
