@@ -233,7 +233,7 @@ def test_calls_past_the_budget_are_not_made_and_their_cases_not_passed(write, fa
     refused = [
         case
         for case in results.cases
-        if "the calls on the judge's key are spent" in (case.metrics[FRM].error or "")
+        if "no calls on the judge's key are left" in (case.metrics[FRM].error or "")
     ]
     assert len(refused) == 1 and refused[0].status == "not_evaluated"
     assert refused[0].metrics[FRM].status == "not_evaluated"

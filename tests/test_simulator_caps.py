@@ -157,7 +157,7 @@ def test_a_turn_past_the_jobs_calls_on_the_key_is_refused_unasked(write, fake):
     second = relay.ask([turn(first)])["user_content"]  # the one call the budget pays for
     third = relay.ask([turn(first), turn(second)])
     relay.close()
-    assert "the calls on the judge's key are spent (1 for this job" in third["error"]
+    assert "no calls on the judge's key are left for this job" in third["error"]
     assert fake.calls("user") == 1
     spent = json.loads(Path("spent.json").read_text())
     assert (spent["simulator_calls"], spent["refused"]) == (1, 1)

@@ -73,8 +73,8 @@ class KeyBudget:
     def refusal(self) -> str:
         """Why a call was refused, for the Results and the report."""
         return (
-            f"the calls on the judge's key are spent ({self.limit} for this job: "
-            "the action's judge-max-calls input, the CLI's --judge-max-calls)"
+            "no calls on the judge's key are left for this job (its budget: the action's "
+            "judge-max-calls input, the CLI's --judge-max-calls)"
         )
 
     def record(self) -> KeySpent:
