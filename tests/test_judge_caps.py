@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from fakes.gemini import FakeGemini
-from helpers.paths import WORKERS, python_command
+from helpers.paths import ROOT, WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.metrics.judge import settings
@@ -249,3 +249,17 @@ def test_the_plan_bounds_the_budget_below_the_input(write, fake):
     spent = json.loads(Path("spent.json").read_text())
     assert spent["judge_calls"] == 3 and spent["refused"] == 0
     assert spent["limit"] < 100000  # the plan's bound, its rounds' allowance included
+
+
+def test_the_security_page_lists_the_judges_caps_as_declared():
+    from agent_eval_action.metrics.criteria import MAX_NUM_SAMPLES
+    from agent_eval_action.pipeline.options import DEFAULTS
+
+    page = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    caps = page.split("### Caps", 1)[1].split("\n### ", 1)[0]
+    assert all(f"`{model}`" in caps for model in default_judge_models())
+    figures = (MAX_THINKING_BUDGET, MAX_OUTPUT_TOKENS, DEFAULTS.run.judge_max_calls)
+    assert all(f"{n:,}" in caps for n in figures)
+    assert f"| {MAX_RETRY_ATTEMPTS} (" in caps and f"| {MAX_NUM_SAMPLES} (" in caps
+    for name in ("judge-models", "judge-max-calls", "judge_refused", "simulator_refused"):
+        assert name in caps, name

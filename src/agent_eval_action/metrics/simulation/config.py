@@ -3,9 +3,10 @@ LlmBackedUserSimulatorConfig: the model, its generation config, the turn limit, 
 instructions and whether the simulator sees tool calls. ADK's stop signal is fixed.
 
 The eval files are the PR's and the key that pays for the simulator is not, so what a
-config may ask for is capped, here and nowhere else (docs/security.md, "Caps"): a value
-past a cap is bad input when the config is read; a prompt past one is refused (`OverCap`)
-before Gemini is asked."""
+config may ask for is capped (docs/security.md, "Caps"): the simulator's own caps here,
+the generation options and token caps it shares with the judge in metrics/judge/caps.py.
+A value past a cap is bad input when the config is read; a prompt past one is refused
+(`OverCap`) before Gemini is asked."""
 
 from __future__ import annotations
 
