@@ -64,6 +64,18 @@ def test_twenty_samples_on_an_unlisted_model_are_bad_input_and_the_key_is_never_
     assert "::group::run the evals" not in said  # root refused it before any PR code ran
 
 
+def test_a_model_judge_models_lists_is_called_through_every_stage(runner: Runner):
+    """The list reaches each stage that reads the criteria (root, serve-users, the score
+    stage); the agent stage, which never judges, is not held to it."""
+    with github_layout(answering("hi")) as layout, FakeGemini() as gemini:
+        options = {"judge_model": "my-tuned-judge", "num_samples": 1}
+        config(layout, {"criteria": {FRM: {"threshold": 0.5, "judge_model_options": options}}})
+        done = run(layout, runner, gemini, **{"judge-models": "gemini-2.5-flash my-tuned-judge"})
+        models = {r.model for r in gemini.requests}
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert models == {"my-tuned-judge"}
+
+
 def test_judge_calls_past_the_jobs_budget_are_not_made_and_the_gate_does_not_pass(
     runner: Runner,
 ):

@@ -45,10 +45,13 @@ def prepare(
     history: Sequence[str] = (),
     shard: tuple[int, int] | None = None,
     import_custom: bool = True,
+    judges: bool = True,
 ) -> Job:
     """Load and check everything a run needs; InputError (exit 2) on any bad input.
     `import_custom`: whether this process runs the agent stage, and so the custom metrics
-    (the score stage alone imports no project code)."""
+    (the score stage alone imports no project code). `judges`: whether it may judge, and
+    so holds the criteria's judge models to the allow-list (`run-cases` never judges, and
+    is not told the list)."""
     from .selection import record_selection
     from .shard import shard_plan
     from .suite import load_suite
@@ -70,7 +73,7 @@ def prepare(
     record = None
     if shard is not None:
         the_plan, record, the_baseline = shard_plan(the_plan, *shard, the_baseline)
-    judge = judge_settings(the_plan, options)
+    judge = judge_settings(the_plan, options, judges=judges)
     return Job(
         plan=the_plan,
         configs=configs_line(suite),
@@ -100,7 +103,9 @@ def configs_line(suite: Suite) -> str:
     return "config: " + "; ".join(parts)
 
 
-def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
+def judge_settings(
+    the_plan: Plan, options: RunOptions, *, judges: bool = True
+) -> JudgeSettings | None:
     """The judge's settings when a judged metric is configured or a scenario case needs the
     user simulator (else None, and google-genai is never imported); bad price tables and
     cache directories are bad input (exit 2)."""
@@ -110,7 +115,8 @@ def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
 
     if not judged_metrics(the_plan) and not any(r.scenario for r in the_plan.requests):
         return None
-    check_judge_models(the_plan, options)
+    if judges:
+        check_judge_models(the_plan, options)
     if options.judge_cache:
         try:
             Path(options.judge_cache).mkdir(parents=True, exist_ok=True)
