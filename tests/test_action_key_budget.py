@@ -97,6 +97,9 @@ def test_judge_calls_past_the_jobs_budget_are_not_made_and_the_gate_does_not_pas
     )
     assert done.returncode == 1, said  # never passed
     assert any("2 judge call(s) were not made" in w for w in results["warnings"])
+    # the report says it: the refused calls in its usage line, the reason as a warning
+    body = runner.fake.comments_on(7)[0]["body"]
+    assert "2 refused" in body and "2 judge call(s) were not made" in body, body
 
 
 def test_the_simulator_and_the_judge_share_the_jobs_budget_across_its_stages(runner: Runner):

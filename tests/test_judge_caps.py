@@ -238,7 +238,9 @@ def test_calls_past_the_budget_are_not_made_and_their_cases_not_passed(write, fa
     assert len(refused) == 1 and refused[0].status == "not_evaluated"
     assert refused[0].metrics[FRM].status == "not_evaluated"
     assert any("3 judge call(s) were not made" in w for w in results.warnings)
-    assert "--judge-max-calls" in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert "--judge-max-calls" in said.err
+    assert "judge: 6 calls, 0 reused, 3 refused (judge-max-calls)" in said.out
     spent = KeySpent.model_validate_json(Path("spent.json").read_text())
     assert (spent.limit, spent.judge_calls, spent.refused) == (6, 6, 3)
 
