@@ -265,3 +265,35 @@ def test_the_security_page_lists_the_judges_caps_as_declared():
     assert f"| {MAX_RETRY_ATTEMPTS} (" in caps and f"| {MAX_NUM_SAMPLES} (" in caps
     for name in ("judge-models", "judge-max-calls", "judge_refused", "simulator_refused"):
         assert name in caps, name
+
+
+def test_results_written_before_judge_refused_existed_still_load():
+    older = ROOT / "tests" / "data" / "results_v1" / "rich.results.json"
+    assert '"judge_refused"' not in older.read_text()
+    results = Results.from_json(older.read_text())
+    assert results.usage.judge_calls > 0 and results.usage.judge_refused == 0
+
+
+def test_roots_meter_takes_each_stages_spending_off_the_jobs_budget(tmp_path):
+    from agent_eval_action.action.key_meter import KeyMeter
+
+    meter = KeyMeter(10, tmp_path)
+    flags, record = meter.arguments("serve-suite")
+    assert flags == ["--judge-max-calls", "10", "--key-spent", str(record)]
+    KeyBudget(10, simulator_calls=3, refused=1).write(record)
+    meter.settle(record)
+    assert meter.left == 7
+    flags, record = meter.arguments("score-1")
+    assert flags[1] == "7"
+    meter.settle(record)  # it wrote nothing (it died, or was killed): all it got is spent
+    assert meter.left == 0
+    # a stage that never ran (no key, so no serve-users) spent nothing
+    meter = KeyMeter(5, tmp_path)
+    _, record = meter.arguments("serve-round-1")
+    meter.settle(record, ran=False)
+    assert meter.left == 5
+    # a record claiming more than its stage was given takes no more than that
+    _, record = meter.arguments("score-2")
+    KeyBudget(None, judge_calls=99).write(record)
+    meter.settle(record)
+    assert meter.left == 0
