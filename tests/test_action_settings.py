@@ -20,7 +20,8 @@ DESIGN_INPUTS = {
     "evals", "agent", "command", "adk-api", "adk-history", "config", "num-runs",
     "concurrency", "confirm-runs", "confirm-limit", "baseline-runs", "paired", "history", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
-    "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
+    "check-name", "output-dir", "shard", "judge-model", "judge-models", "judge-max-calls",
+    "requirements", "timeout",
     "initial-session", "strip-thoughts", "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
@@ -47,6 +48,7 @@ DESIGN_DEFAULTS = {
     "accept-label": "agent-eval:accept",
     "allow-fork-dispatch": "false",
     "strip-thoughts": "false",
+    "judge-max-calls": "5000",
     "github-token": "${{ github.token }}",
 }
 
@@ -287,3 +289,17 @@ def test_github_values() -> None:
 def test_a_malformed_repository_is_bad_input() -> None:
     with pytest.raises(InputError, match="GITHUB_REPOSITORY: expected owner/name"):
         GitHubEnv.from_env({"GITHUB_REPOSITORY": "agent"})
+
+
+def test_the_judges_models_and_calls_and_the_pin_held_to_the_list() -> None:
+    base = {"INPUT_AGENT": "agent"}
+    settings = parse_settings({**base, "INPUT_JUDGE-MODELS": "my-judge, gemini-2.5-pro\nx"})
+    assert settings.judge_models == ("my-judge", "gemini-2.5-pro", "x")
+    assert parse_settings(base).judge_models == ()  # the default list (metrics/judge/caps.py)
+    assert parse_settings({**base, "INPUT_JUDGE-MAX-CALLS": "0"}).judge_max_calls == 0
+    with pytest.raises(InputError, match="input judge-max-calls: "):
+        parse_settings({**base, "INPUT_JUDGE-MAX-CALLS": "lots"})
+    with pytest.raises(InputError, match='input judge-model: "gemini-9-ultra" is not a model'):
+        parse_settings({**base, "INPUT_JUDGE-MODEL": "gemini-9-ultra"})
+    pinned = {**base, "INPUT_JUDGE-MODEL": "my-judge", "INPUT_JUDGE-MODELS": "my-judge"}
+    assert parse_settings(pinned).judge_model == "my-judge"

@@ -280,6 +280,14 @@ NAN_THRESHOLD = '{\n  "criteria": {\n    "response_match_score": NaN\n  }\n}\n'
 BAD_MATCH = config({"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": "FUZZY"}})
 INT_MATCH = config({"tool_trajectory_avg_score": {"threshold": 1.0, "match_type": 7}})
 CUSTOM_NO_CODE = config({"mine": 0.5}, custom_metrics={"mine": {"axis": "response"}})
+UNLISTED_JUDGE = config(
+    {
+        "final_response_match_v2": {
+            "threshold": 0.5,
+            "judge_model_options": {"judge_model": "gemini-9-ultra"},
+        }
+    }
+)
 MANY_SAMPLES = config(
     {
         "final_response_match_v2": {
@@ -853,6 +861,15 @@ ROWS: list[Row] = [
         at("test_config.json", MANY_SAMPLES, '"judge_model_options"'),
         run("d.evalset.json"),
         {"d.evalset.json": GOOD, "test_config.json": MANY_SAMPLES},
+    ),
+    Row(
+        "judge-model",
+        "a judge model outside the allow-list (docs/security.md, Caps)",
+        '`"judge_model": "gemini-9-ultra"`',
+        '"gemini-9-ultra" is not a model the judge may use',
+        at("test_config.json", UNLISTED_JUDGE, '"final_response_match_v2"'),
+        run("d.evalset.json"),
+        {"d.evalset.json": GOOD, "test_config.json": UNLISTED_JUDGE},
     ),
     # -- flags
     Row(

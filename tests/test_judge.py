@@ -29,6 +29,7 @@ from agent_eval_action.cli import main
 from agent_eval_action.evalset.models import Content, FunctionCall, FunctionResponse
 from agent_eval_action.metrics.judge import settings
 from agent_eval_action.metrics.judge.cache import DirectoryCache
+from agent_eval_action.metrics.judge.caps import MAX_OUTPUT_TOKENS
 from agent_eval_action.metrics.judge.pricing import load_prices
 from agent_eval_action.metrics.judge.settings import JudgeSettings, RetryPolicy
 from agent_eval_action.pipeline.judge import judge_plan
@@ -168,7 +169,9 @@ def test_majority_vote_passes_and_the_request_is_sent_as_adk_sends_it(write, fak
     sent = fake.requests[0]
     assert sent.path == "/v1beta/models/gemini-2.5-flash:generateContent"
     assert sent.headers["x-goog-api-key"] == "FAKE_KEY"
-    assert sent.body["generationConfig"] == {} and "systemInstruction" not in sent.body
+    # ADK sends an empty config; only the output cap is added (docs/security.md, "Caps")
+    assert sent.body["generationConfig"] == {"maxOutputTokens": MAX_OUTPUT_TOKENS}
+    assert "systemInstruction" not in sent.body
     assert sent.body["contents"][0]["role"] == "user"
     assert "18 degrees in Paris right now." in sent.prompt
     assert "It is 18 degrees in Paris." in sent.prompt and "Weather in Paris?" in sent.prompt

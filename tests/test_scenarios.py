@@ -13,6 +13,7 @@ from helpers.paths import ROOT, WORKERS, python_command
 
 from agent_eval_action.cli import main
 from agent_eval_action.metrics.judge import settings
+from agent_eval_action.metrics.judge.caps import MAX_OUTPUT_TOKENS
 from agent_eval_action.metrics.judge.settings import RetryPolicy
 from agent_eval_action.metrics.simulation.config import STOP_SIGNAL
 from agent_eval_action.results import Results
@@ -321,7 +322,10 @@ def test_simulator_quality_follows_adks_formula(write, fake):
     assert "user: My blender is broken.\n\nmodel: Which order?" in turn2 and "Thanks!" not in turn2
     stop_check = asked[-1].prompt
     assert stop_check.rstrip().endswith(STOP_SIGNAL) and "user: Thanks!" in stop_check
-    assert all(r.body.get("generationConfig", {}) == {} for r in asked)  # ADK's judge config
+    # ADK's judge config (none), with the output cap this tool adds
+    assert all(
+        r.body.get("generationConfig") == {"maxOutputTokens": MAX_OUTPUT_TOKENS} for r in asked
+    )
     record = quality.judge
     assert record is not None and record.prompt_version == f"{QUALITY}@1"
     assert [(v.turn, v.step, v.score) for v in record.verdicts] == [

@@ -21,13 +21,12 @@ from fakes.gemini import FakeGemini
 
 from agent_eval_action.cli import main
 from agent_eval_action.metrics.judge import settings
+from agent_eval_action.metrics.judge.caps import MAX_OUTPUT_TOKENS, MAX_THINKING_BUDGET
 from agent_eval_action.metrics.judge.pricing import load_prices
 from agent_eval_action.metrics.judge.settings import RetryPolicy
 from agent_eval_action.metrics.simulation.config import (
-    MAX_OUTPUT_TOKENS,
     MAX_PROMPT_CHARS,
     MAX_RENDER_SECONDS,
-    MAX_THINKING_BUDGET,
     MAX_USER_TURNS,
     SIMULATOR_MODELS,
     OverCap,
@@ -149,6 +148,23 @@ def test_turns_that_are_not_the_relays_answers_are_refused(write, fake):
     case = scored(turn(first))
     assert case.status == "errored" and case.usage.simulator_refused == 2
     assert "chat / refund_chat run 1: its user turns" in (case.runs[0].error or "")
+
+
+def test_a_turn_past_the_jobs_calls_on_the_key_is_refused_unasked(write, fake):
+    suite(write, max_allowed_invocations=5)
+    fake.script("user", "A-1001.", "Thanks.")
+    relay = Relay(fake, "--judge-max-calls", "1", "--key-spent", "spent.json")
+    first = relay.ask([])["user_content"]  # the starting prompt: no call
+    second = relay.ask([turn(first)])["user_content"]  # the one call the budget pays for
+    third = relay.ask([turn(first), turn(second)])
+    relay.close()
+    assert "no calls on the judge's key are left for this job" in third["error"]
+    assert fake.calls("user") == 1
+    spent = json.loads(Path("spent.json").read_text())
+    assert (spent["simulator_calls"], spent["refused"]) == (1, 1)
+    case = scored(turn(first), turn(second))
+    assert case.status == "errored" and "judge-max-calls" in (case.runs[0].error or "")
+    assert case.usage.simulator_calls == 1 and case.usage.simulator_refused == 1
 
 
 def test_a_request_for_an_unplanned_run_is_refused_and_counted(write, fake):

@@ -455,6 +455,7 @@ class RunRecord(Record, kw_only=True):
 USAGE_COUNTS = (
     "judge_calls",
     "judge_reused",
+    "judge_refused",
     "prompt_tokens",
     "output_tokens",
     "thinking_tokens",
@@ -472,6 +473,8 @@ USAGE_COUNTS = (
 class Usage(Record, kw_only=True):
     judge_calls: int = 0  # judge requests answered (retries not counted)
     judge_reused: int = 0  # judge requests not made: a verdict was reused
+    # judge calls not made: the job's calls on the key were spent (metrics/judge/budget.py)
+    judge_refused: int = 0
     prompt_tokens: int = 0  # the agent's own tokens, as its runner reported them
     output_tokens: int = 0
     thinking_tokens: int = 0

@@ -32,6 +32,7 @@ from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
 from . import outputs
 from .children import Children, Overran, child_environment
+from .key_meter import KeyMeter, key_arguments
 from .merge_base import MainUser, MergeBaseRuns
 from .sandbox import PrUser
 from .settings import Settings
@@ -159,9 +160,7 @@ def run_arguments(
     only lends its verdicts and durations, and nothing fails on it."""
     shared = suite_arguments(settings, baseline)
     run_cases = ["run-cases", *shared, *agent_arguments(settings)]
-    score = ["score", *shared, "--out", str(results)]
-    if settings.judge_model:
-        score += ["--judge-model", settings.judge_model]
+    score = ["score", *shared, "--out", str(results), *key_arguments(settings)]
     score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
     score += ["--confirm-runs", str(settings.confirm_runs)]
     for axis, value in settings.min_delta:
@@ -186,6 +185,7 @@ def run_evals(
     paired_base: str | None = None,
     case_runs: int = 1,
     main_user: MainUser | None = None,
+    key_calls: int | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
@@ -197,8 +197,11 @@ def run_evals(
     (`main_user`), which the score stage scores into merge-base.json, main's newest history. The Results land in out_dir
     (the run folder). Each agent stage has a deadline (`stage_deadline`: the suite's
     `case_runs`, a round's cases); one that runs past it is stopped, and the suite's stage
-    then leaves no verdict."""
+    then leaves no verdict. `key_calls`: the most calls the job may make on the judge's key
+    (key_meter.plan_job; else `judge-max-calls`), shared out among the processes that hold
+    it, one after another."""
     results = out_dir / "results.json"
+    meter = KeyMeter(settings.judge_max_calls if key_calls is None else key_calls, private)
     traces = user.scratch / "traces.jsonl"
     agent, score = run_arguments(settings, results, baseline, history, gate=gate)
     env = agent_environment(user, agent_env or {})
@@ -222,7 +225,9 @@ def run_evals(
         serve-users, which answers only its case-runs). `keep_record` False: serve-users'
         record is not the PR's (main's paired runs share the PR's round's run numbers)."""
         nonlocal relayed
-        turns = UserTurns.start(shared, score_environment(settings), private, name, plan)
+        budget, spent = meter.arguments(f"serve-{name}")
+        key = [*shared, *key_arguments(settings), *budget]
+        turns = UserTurns.start(key, score_environment(settings), private, name, plan)
         relayed = relayed or (turns.server is not None and keep_record)
         try:
             with _reading(plan) as stdin:
@@ -242,6 +247,7 @@ def run_evals(
             return EXIT_INFRASTRUCTURE
         finally:
             record = turns.finish()
+            meter.settle(spent, ran=turns.server is not None)
             if record is not None and keep_record:
                 records.append(record)
 
@@ -266,9 +272,13 @@ def run_evals(
         traces_args += [arg for file in records for arg in ("--simulations", str(file))]
         traces_args += ["--relayed"] if relayed else []
         traces_args += paired.score_arguments() if paired is not None else []
-        argv = launch.tool(*score, *cache, *traces_args)
+        budget, spent = meter.arguments(f"score-{len(files)}")  # one per traces file added
+        argv = launch.tool(*score, *cache, *traces_args, *budget)
         env = score_environment(settings)
-        return children.call(launch.Kind.TOOL, argv, env, after_cancel=after_cancel)
+        try:
+            return children.call(launch.Kind.TOOL, argv, env, after_cancel=after_cancel)
+        finally:
+            meter.settle(spent)
 
     paired: MergeBaseRuns | None = None  # made once confirmation rounds may run
     # after a cancellation too: the score stage turns what finished into partial Results
@@ -382,15 +392,6 @@ def stage_deadline(settings: Settings, case_runs: int) -> float:
     at `timeout` (all its turns), `concurrency` at once, plus STAGE_SLACK_S."""
     waves = -(-max(case_runs, 1) // settings.concurrency)
     return STAGE_SLACK_S + settings.timeout * waves
-
-
-def suite_case_runs(settings: Settings) -> int:
-    """How many case-runs the suite's agent stage will run (all shards': an upper bound),
-    from the eval files as the stages read them."""
-    from ..pipeline.suite import load_suite
-
-    suite = load_suite(settings.evals, settings.config, settings.initial_session)
-    return suite.case_count * settings.num_runs
 
 
 def stage_failure(code: int) -> str:

@@ -45,6 +45,7 @@ ACTION_DEFAULTS: dict[str, str] = {
     "accept-label": "agent-eval:accept",
     "allow-fork-dispatch": "false",
     "strip-thoughts": str(DEFAULTS.run.strip_thoughts).lower(),
+    "judge-max-calls": str(DEFAULTS.run.judge_max_calls),
     "github-token": "${{ github.token }}",
 }
 BASELINE_KINDS = ("artifact", "branch", "none")
@@ -274,6 +275,16 @@ def clean_judge_model(text: str) -> str | None:
     return _optional(text)
 
 
+def clean_judge_models(text: str) -> tuple[str, ...]:
+    """The judge's allow-list, separated by commas or spaces (empty: the default list)."""
+    models = [name for word in _words("judge-models", text) for name in word.split(",") if name]
+    return tuple(models) or DEFAULTS.run.judge_models
+
+
+def clean_judge_max_calls(text: str) -> int:
+    return _whole("judge-max-calls", text, DEFAULTS.run.judge_max_calls, least=0)
+
+
 def clean_requirements(text: str) -> str | None:
     """A pip requirements file of the agent (`pip install -r`), installed before running."""
     return _optional(text)
@@ -361,6 +372,8 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "output-dir": clean_output_dir,
     "shard": clean_shard,
     "judge-model": clean_judge_model,
+    "judge-models": clean_judge_models,
+    "judge-max-calls": clean_judge_max_calls,
     "requirements": clean_requirements,
     "timeout": clean_timeout,
     "initial-session": clean_initial_session,
@@ -401,6 +414,8 @@ class Settings:
     output_dir: str
     shard: tuple[int, int] | None
     judge_model: str | None
+    judge_models: tuple[str, ...]
+    judge_max_calls: int
     requirements: str | None
     timeout: float
     initial_session: str | None
@@ -448,4 +463,11 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         raise InputError(
             f"inputs {' and '.join(given)}: give only one of {', '.join(AGENT_INPUTS)}"
         )
+    if values["judge_model"] is not None:  # the pin is held to the allow-list too
+        from ..metrics.judge.caps import allowed_judge_models, judge_model_refusal
+
+        allowed = allowed_judge_models(values["judge_models"])  # type: ignore[arg-type]
+        why = judge_model_refusal(values["judge_model"], allowed)  # type: ignore[arg-type]
+        if why is not None:
+            raise _bad("judge-model", why)
     return Settings(**values, github=GitHubEnv.from_env(env))  # type: ignore[arg-type]

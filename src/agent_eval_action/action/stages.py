@@ -22,11 +22,12 @@ from ..pipeline.paired import summary as paired_summary
 from ..report.model import AcceptOffer, Report
 from ..results import Results
 from . import outputs, sandbox
-from .agent_run import base_environment, run_evals, suite_case_runs
+from .agent_run import base_environment, run_evals
 from .baseline_source import ChosenBaseline
 from .children import FILE_COMMANDS, Cancelled
 from .context import Context
 from .event import Event, MergeGroupEvent, PullRequestEvent, WorkflowRunEvent
+from .key_meter import plan_job
 from .merge_base import base_of
 from .publish import (
     Target,
@@ -48,7 +49,9 @@ def run_suite(
 
     user = pr_user(ctx)
     try:
-        case_runs = suite_case_runs(ctx.settings)  # its agent stage's deadline; bad input here
+        # its agent stage's deadline and the job's calls on the judge's key, planned before
+        # any of the PR's code runs; bad input here
+        job = plan_job(ctx.settings)
         agent_env = install_requirements(ctx.settings, ctx.children, user, ctx.dirs.given)
         outputs.group("run the evals")
         try:
@@ -64,7 +67,8 @@ def run_suite(
                 agent_env=agent_env,
                 known=baseline.older.plus(baseline.results) if baseline else None,
                 paired_base=base_of(ctx.event, ctx.default_branch),
-                case_runs=case_runs,
+                case_runs=job.case_runs,
+                key_calls=job.key_calls,
                 main_user=lambda tree: main_user(ctx, tree),
             )
         finally:

@@ -83,6 +83,14 @@ def trajectory_policy(text: str) -> TrajectoryPolicy:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def model_list(text: str) -> tuple[str, ...]:
+    """Model names, comma-separated (at least one)."""
+    models = tuple(name.strip() for name in text.split(",") if name.strip())
+    if not models:
+        raise argparse.ArgumentTypeError("name at least one model")
+    return models
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -262,6 +270,29 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
             help="judge model for every LLM-judged metric, overriding each criterion's (the pin)",
         )
         parser.add_argument(
+            "--judge-models",
+            type=model_list,
+            default=run.judge_models,
+            metavar="M1,M2",
+            help="the models the judge may call, comma-separated (default: those with a price "
+            "in the built-in table); a criterion or --judge-model naming another is bad input",
+        )
+        parser.add_argument(
+            "--judge-max-calls",
+            type=non_negative_int,
+            default=run.judge_max_calls,
+            metavar="N",
+            help="the most calls on the judge's key, the judge's and the user simulator's "
+            f"together, in all rounds (default {run.judge_max_calls}); a call past it is not "
+            "made, counted as refused, and its case is not passed",
+        )
+        parser.add_argument(
+            "--key-spent",
+            type=output_file,
+            metavar="FILE",
+            help="write what this command spent of --judge-max-calls to FILE (JSON)",
+        )
+        parser.add_argument(
             "--judge-cache",
             metavar="DIR",
             help="keep judge verdicts in DIR and reuse them in later runs",
@@ -438,6 +469,8 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         timeout_s=args.timeout,
         trajectory_policy=args.trajectory_policy,
         judge_model=getattr(args, "judge_model", None),
+        judge_models=getattr(args, "judge_models", DEFAULTS.run.judge_models),
+        judge_max_calls=getattr(args, "judge_max_calls", DEFAULTS.run.judge_max_calls),
         judge_cache=getattr(args, "judge_cache", None),
         judge_cache_this_run=getattr(args, "judge_cache_this_run", False),
         config=args.config,

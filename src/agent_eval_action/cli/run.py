@@ -124,6 +124,7 @@ def finish(
     if recording:  # main's Results: the policy PRs are gated with, not this run's `never`
         results = gating.with_policy(results, common.gate_options(args))
     results.write(Path(args.out))
+    spent(args, job)
     if job.shard is not None and args.baseline is not None:
         _shard_diff(args, job, results, gate)
     print(job.configs, file=sys.stderr)
@@ -184,6 +185,17 @@ def finish(
     if recording:
         code = EXIT_PASS  # recorded, gated on nothing (not even its thresholds)
     return gating.judged_code(results, scored.judged, code)
+
+
+def spent(args: argparse.Namespace, job: Job) -> None:
+    """--key-spent FILE: what this process spent of its calls on the judge's key (none when
+    nothing needed the key)."""
+    if getattr(args, "key_spent", None) is None:
+        return
+    from ..metrics.judge.budget import KeyBudget
+
+    budget = job.judge.budget if job.judge is not None else KeyBudget(args.judge_max_calls)
+    budget.write(Path(args.key_spent))
 
 
 def _with_merge_base(

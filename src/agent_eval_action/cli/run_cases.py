@@ -57,7 +57,8 @@ def handle(args: argparse.Namespace) -> int:
     add_agent_paths()  # the tool's own modules are imported: now the agent's folders
     shard = common.shard(args)
     runner = runner_from_args(args)
-    job = prepare(args.eval_paths, common.run_options(args), baseline=args.baseline, shard=shard)
+    options = common.run_options(args)
+    job = prepare(args.eval_paths, options, baseline=args.baseline, shard=shard, judges=False)
     plan = job.plan
     if args.confirm is not None:
         plan = common.round_plan(job.plan, args.confirm, stdin=True)

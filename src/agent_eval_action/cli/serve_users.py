@@ -44,6 +44,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..pipeline.job import prepare
     from ..pipeline.run_cases import user_simulator
     from ..pipeline.user_relay import Given, serve, write_record
+    from .run import spent
 
     job = prepare(
         args.eval_paths,
@@ -53,7 +54,7 @@ def handle(args: argparse.Namespace) -> int:
         import_custom=False,
     )
     plan = job.plan if args.confirm is None else common.round_plan(job.plan, args.confirm)
-    settings = job.judge or judge_settings(os.environ)
+    settings = job.judge or judge_settings(os.environ, max_calls=0)  # no scenario: no call
     simulator = user_simulator(plan, settings)
 
     async def main() -> Given:
@@ -64,4 +65,5 @@ def handle(args: argparse.Namespace) -> int:
 
     given = asyncio.run(main())
     write_record(Path(args.record), simulator, plan, given)
+    spent(args, job)
     return EXIT_PASS

@@ -45,10 +45,13 @@ def prepare(
     history: Sequence[str] = (),
     shard: tuple[int, int] | None = None,
     import_custom: bool = True,
+    judges: bool = True,
 ) -> Job:
     """Load and check everything a run needs; InputError (exit 2) on any bad input.
     `import_custom`: whether this process runs the agent stage, and so the custom metrics
-    (the score stage alone imports no project code)."""
+    (the score stage alone imports no project code). `judges`: whether it may judge, and
+    so holds the criteria's judge models to the allow-list (`run-cases` never judges, and
+    is not told the list)."""
     from .selection import record_selection
     from .shard import shard_plan
     from .suite import load_suite
@@ -70,7 +73,7 @@ def prepare(
     record = None
     if shard is not None:
         the_plan, record, the_baseline = shard_plan(the_plan, *shard, the_baseline)
-    judge = judge_settings(the_plan, options)
+    judge = judge_settings(the_plan, options, judges=judges)
     return Job(
         plan=the_plan,
         configs=configs_line(suite),
@@ -100,15 +103,20 @@ def configs_line(suite: Suite) -> str:
     return "config: " + "; ".join(parts)
 
 
-def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
+def judge_settings(
+    the_plan: Plan, options: RunOptions, *, judges: bool = True
+) -> JudgeSettings | None:
     """The judge's settings when a judged metric is configured or a scenario case needs the
     user simulator (else None, and google-genai is never imported); bad price tables and
     cache directories are bad input (exit 2)."""
     from ..metrics.judge import judge_settings as settings_from
     from .judge import judged_metrics
+    from .key_budget import most_calls
 
     if not judged_metrics(the_plan) and not any(r.scenario for r in the_plan.requests):
         return None
+    if judges:
+        check_judge_models(the_plan, options)
     if options.judge_cache:
         try:
             Path(options.judge_cache).mkdir(parents=True, exist_ok=True)
@@ -120,4 +128,24 @@ def judge_settings(the_plan: Plan, options: RunOptions) -> JudgeSettings | None:
         cache_dir=options.judge_cache,
         cache_this_run=options.judge_cache_this_run,
         parallelism=options.concurrency,
+        max_calls=most_calls(the_plan, options),
     )
+
+
+def check_judge_models(the_plan: Plan, options: RunOptions) -> None:
+    """The judge's models within its allow-list (metrics/judge/caps.py): the pin, else each
+    judged criterion's; InputError (the flag, or the config's file and line) if not."""
+    from ..metrics.judge.caps import allowed_judge_models, judge_model_refusal
+    from ..metrics.judge.metric import check_judge_models as check_criteria
+
+    allowed = allowed_judge_models(options.judge_models)
+    if options.judge_model is not None:
+        why = judge_model_refusal(options.judge_model, allowed)
+        if why is not None:
+            raise InputError(f"--judge-model: {why}")
+    for eval_set in the_plan.suite.eval_sets:
+        metrics, criteria = (
+            the_plan.metrics[eval_set.eval_set_id],
+            the_plan.criteria[eval_set.eval_set_id],
+        )
+        check_criteria(eval_set, metrics, criteria, allowed, options.judge_model)

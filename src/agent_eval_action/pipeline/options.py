@@ -21,6 +21,12 @@ class RunOptions:
     timeout_s: float = 600.0
     trajectory_policy: TrajectoryPolicy | None = None
     judge_model: str | None = None  # pins the judge model of every judged criterion
+    # the judge's allow-list (metrics/judge/caps.py): empty, the models with a built-in price
+    judge_models: tuple[str, ...] = ()
+    # calls a job may make on the judge's key, the judge's and the user simulator's together,
+    # over all its rounds (pipeline/key_budget.py): about $10 of gemini-2.5-flash at 2,000
+    # prompt tokens a call
+    judge_max_calls: int = 5000
     judge_cache: str | None = None
     judge_cache_this_run: bool = False  # the cache holds only this run's verdicts (the action)
     config: str | None = None  # one test_config.json for every eval file

@@ -469,6 +469,13 @@ def score(
     )
     results.shard = shard
     results.warnings.extend([*warnings, *(judged.warnings if judged else [])])
+    if results.usage.judge_refused and judge is not None:
+        refused = (
+            f"warning: {results.usage.judge_refused} judge call(s) were not made, {judge.budget.refusal()}: "
+            "their metrics are not evaluated, never passed"
+        )
+        print(refused, file=sys.stderr)
+        results.warnings.append(refused)
     for warning in unchecked_budgets(results):
         print(warning, file=sys.stderr)
         results.warnings.append(warning)

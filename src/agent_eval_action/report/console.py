@@ -100,9 +100,10 @@ def judge_line(results: Results) -> str | None:
         for _ in verdict.samples
     )
     where = ", ".join(f"{n} from {_SOURCE[s]}" for s, n in sorted(sources.items()))
+    refused = f", {usage.judge_refused} refused (judge-max-calls)" if usage.judge_refused else ""
     return (
         f"judge: {usage.judge_calls} call{'s' if usage.judge_calls != 1 else ''}, "
-        f"{usage.judge_reused} reused{f' ({where})' if where else ''}; "
+        f"{usage.judge_reused} reused{f' ({where})' if where else ''}{refused}; "
         f"tokens {usage.judge_prompt_tokens:,} in, "
         f"{usage.judge_output_tokens:,} out, {usage.judge_thinking_tokens:,} thinking; cost {cost}"
     )

@@ -515,13 +515,18 @@ class UsageLine:
 def usage(report: Report, detail: Detail) -> UsageLine:
     current = report.current
     used, parts = current.usage, [f"⏱️ {current.timing.duration_s:,.1f} s"]
-    if used.judge_calls or used.judge_reused or used.simulator_calls:
+    refused = used.judge_refused + used.simulator_refused
+    if used.judge_calls or used.judge_reused or used.simulator_calls or refused:
         parts.append(
             f"judge: {plural(used.judge_calls, 'call')}, "
             f"{plural(used.judge_reused, 'reused verdict')}"
+            + (f", {used.judge_refused:,} refused" if used.judge_refused else "")
         )
-        if used.simulator_calls:
-            parts.append(f"user simulator: {plural(used.simulator_calls, 'call')}")
+        if used.simulator_calls or used.simulator_refused:
+            parts.append(
+                f"user simulator: {plural(used.simulator_calls, 'call')}"
+                + (f", {used.simulator_refused:,} refused" if used.simulator_refused else "")
+            )
         cost = "n/a" if used.cost_usd is None else f"${used.cost_usd:,.4f}"
         parts.append(f"judge cost {cost}")
     if used.prompt_tokens or used.output_tokens:

@@ -103,5 +103,7 @@ register(
         evaluate=evaluate,
         num_samples=one_sample,
         note=NOTE,
+        # every intermediate text of a turn is checked: as many as the agent writes
+        calls_bounded=lambda c: not getattr(c, "evaluate_intermediate_nl_responses", False),
     )
 )

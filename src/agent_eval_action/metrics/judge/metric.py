@@ -23,6 +23,7 @@ from ...results import JudgeRecord, JudgeVerdict, Usage
 from ...traces import ActualTurn
 from ..criteria import Criterion, JudgeCriterion, JudgeModelOptions, judge_options
 from ..registry import Metric, RunScore, ScoreRun, mean
+from .caps import check_generation, check_retry, judge_model_refusal
 from .inputs import content_text
 from .outcome import JudgedRun
 from .prompts import template
@@ -97,6 +98,9 @@ class JudgedMetric(Metric):
     note: str | None = None  # shown with its results, e.g. how it differs from ADK's
     check_turn: TurnCheck | None = None
     score_run: ScoreRun = judge_not_run
+    # whether its calls per turn are known from the criterion (pipeline/key_budget.py): each
+    # request once a turn, and once more for the run
+    calls_bounded: Callable[[Criterion], bool] = lambda criterion: True
 
     judged: ClassVar[bool] = True
 
@@ -280,16 +284,17 @@ def check_judge_inputs(
 ) -> None:
     """Raise InputError (file and line) for judged metrics that could not be judged at all,
     before any agent runs (so a suite that cannot be judged fails with exit 2, not after
-    paying for it): a judge_model_config google-genai refuses, or a turn a metric's own
-    check refuses (e.g. no rubrics)."""
+    paying for it): a judge_model_config google-genai refuses or past a cap (caps.py), or
+    a turn a metric's own check refuses (e.g. no rubrics)."""
     config = eval_set.config
     for name, metric in metrics.items():
         if not isinstance(metric, JudgedMetric):
             continue
         options = judge_options(criteria[name])
         if options.judge_model_config is not None:
-            try:
-                generation_config(options.judge_model_config)
+            try:  # ValueError: google-genai's, or a cap (caps.py)
+                check_generation(generation_config(options.judge_model_config), "the judge")
+                check_retry(user_retry(options.judge_model_config))
             except ValueError as err:
                 raise InputError(
                     f'criterion "{name}": judge_model_config: {err}',
@@ -309,6 +314,31 @@ def check_judge_inputs(
                         eval_set.file,
                         eval_set.case_lines.get(case.eval_id),
                     )
+
+
+def check_judge_models(
+    eval_set: JudgedEvalSet,
+    metrics: Mapping[str, Metric],
+    criteria: Mapping[str, Criterion],
+    allowed: Sequence[str],
+    pin: str | None,
+) -> None:
+    """Raise InputError (the config's file and the criterion's line) for a judged metric
+    whose judge model is not in the allow-list (caps.py), before any agent runs. Under a
+    pin (`--judge-model`, checked on its own) the criteria's models are not called."""
+    if pin is not None:
+        return
+    config = eval_set.config
+    for name, metric in metrics.items():
+        if not isinstance(metric, JudgedMetric):
+            continue
+        why = judge_model_refusal(judge_options(criteria[name]).judge_model, allowed)
+        if why is not None:
+            raise InputError(
+                f'criterion "{name}": judge_model_options: judge_model: {why}',
+                config.source,
+                config.lines.get(name),
+            )
 
 
 def reply_judge(

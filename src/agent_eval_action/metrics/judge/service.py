@@ -14,6 +14,7 @@ from typing import Any
 
 from ...results import JudgeSample, Results, Usage, VerdictSource
 from .cache import DirectoryCache, baseline_verdicts, verdict_key
+from .caps import with_token_caps
 from .client import GeminiClient, JudgeCallError, Reply
 from .settings import NO_KEY, JudgeSettings
 
@@ -120,6 +121,10 @@ class JudgeService:
             return Answer(key, "cache", entry.samples, usage=reused)
         if not self.settings.api_key:
             return Answer(key, "call", error=NO_KEY_REASON, no_key=True)
+        budget = self.settings.budget
+        if not budget.take(ask.num_samples, "judge"):  # none of its samples is asked
+            refused = Usage(judge_refused=ask.num_samples, cost_usd=0.0)
+            return Answer(key, "call", error=f"refused: {budget.refusal()}", usage=refused)
         results = await asyncio.gather(
             *(self._call(ask) for _ in range(ask.num_samples)), return_exceptions=True
         )
@@ -141,7 +146,10 @@ class JudgeService:
 
     async def _call(self, ask: Ask) -> Reply:
         async with ask.limit, self._in_flight:
-            return await self._client.generate(ask.model, ask.prompt, ask.config, ask.retry)
+            # the output cap sent where the criterion leaves it open; the verdict's key keeps
+            # the config as the criterion gave it (the cap is this tool's, not the question's)
+            config = with_token_caps(ask.config, thinking=False)
+            return await self._client.generate(ask.model, ask.prompt, config, ask.retry)
 
     def _usage(self, model: str, reply: Reply) -> Usage:
         return Usage(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .budget import KeyBudget
 from .pricing import PriceTable, load_prices
 
 NO_KEY = "no GOOGLE_API_KEY/GEMINI_API_KEY"
@@ -48,6 +49,8 @@ class JudgeSettings:
     prices: PriceTable = field(default_factory=PriceTable)
     retry: RetryPolicy = field(default_factory=lambda: DEFAULT_RETRY)
     timeout_s: float = REQUEST_TIMEOUT_S
+    # the calls this process may make on the key, the judge's and the simulator's (shared)
+    budget: KeyBudget = field(default_factory=KeyBudget)
 
 
 def judge_settings(
@@ -57,6 +60,7 @@ def judge_settings(
     cache_dir: str | None = None,
     cache_this_run: bool = False,
     parallelism: int = 8,
+    max_calls: int | None = None,
 ) -> JudgeSettings:
     """Raises InputError for a bad price table (AGENT_EVAL_JUDGE_PRICES)."""
     return JudgeSettings(
@@ -71,6 +75,7 @@ def judge_settings(
         parallelism=parallelism,
         prices=load_prices(environ.get(PRICES_ENV) or None),
         retry=DEFAULT_RETRY,
+        budget=KeyBudget(max_calls),
     )
 
 

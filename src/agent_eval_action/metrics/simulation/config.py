@@ -3,9 +3,10 @@ LlmBackedUserSimulatorConfig: the model, its generation config, the turn limit, 
 instructions and whether the simulator sees tool calls. ADK's stop signal is fixed.
 
 The eval files are the PR's and the key that pays for the simulator is not, so what a
-config may ask for is capped, here and nowhere else (docs/security.md, "Caps"): a value
-past a cap is bad input when the config is read; a prompt past one is refused (`OverCap`)
-before Gemini is asked."""
+config may ask for is capped (docs/security.md, "Caps"): the simulator's own caps here,
+the generation options and token caps it shares with the judge in metrics/judge/caps.py.
+A value past a cap is bad input when the config is read; a prompt past one is refused
+(`OverCap`) before Gemini is asked."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ...traces import UserTurnError
+from ..judge.caps import (
+    MAX_THINKING_BUDGET,
+    check_generation,
+    with_token_caps,
+)
 
 STOP_SIGNAL = "</finished>"  # ADK's LlmBackedUserSimulator's, not configurable there either
 
@@ -36,28 +42,11 @@ SIMULATOR_MODELS = (
     "gemini-3.5-flash",
 )
 MAX_USER_TURNS = 50  # a conversation's user turns (max_allowed_invocations; -1 is this)
-MAX_THINKING_BUDGET = 10240  # ADK's default budget: a config may lower it, never raise it
-MAX_OUTPUT_TOKENS = 16384  # per call: thoughts and the message (Gemini counts both in it)
 MAX_PROMPT_CHARS = 200_000  # a prompt, the conversation so far included (~50k tokens)
 # seconds a prompt (or a persona) may take to render: loops that write nothing, nested over
 # values within the caps above, would otherwise hold serve-users until its stage is killed
 MAX_RENDER_SECONDS = 2.0
-# what model_configuration may set: sampling, and the two token caps above
-GENERATION_OPTIONS = frozenset(
-    {
-        "temperature",
-        "top_p",
-        "top_k",
-        "seed",
-        "stop_sequences",
-        "presence_penalty",
-        "frequency_penalty",
-        "safety_settings",
-        "max_output_tokens",
-        "thinking_config",
-    }
-)
-THINKING_OPTIONS = frozenset({"include_thoughts", "thinking_budget"})
+# the generation options and token caps are the judge's too: one key, one set of caps
 
 
 class OverCap(UserTurnError):
@@ -183,22 +172,6 @@ def check_custom_instructions(text: str, *, persona: bool) -> None:
         )
 
 
-def check_generation(config: dict[str, Any]) -> None:
-    """The generation options within the caps (canonical keys, as generation_config gives
-    them). Raises ValueError naming the first that is not."""
-    unknown = sorted(set(config) - GENERATION_OPTIONS) or sorted(
-        set(config.get("thinking_config") or {}) - THINKING_OPTIONS
-    )
-    if unknown:
-        allowed = ", ".join(sorted(GENERATION_OPTIONS | THINKING_OPTIONS))
-        raise ValueError(f"{unknown[0]} cannot be set for the user simulator (allowed: {allowed})")
-    budget = (config.get("thinking_config") or {}).get("thinking_budget", 0)
-    if not 0 <= budget <= MAX_THINKING_BUDGET:
-        raise ValueError(f"thinking_budget must be 0 to {MAX_THINKING_BUDGET} (the cap)")
-    if not 1 <= config.get("max_output_tokens", 1) <= MAX_OUTPUT_TOKENS:
-        raise ValueError(f"max_output_tokens must be 1 to {MAX_OUTPUT_TOKENS} (the cap)")
-
-
 def _default_generation() -> dict[str, Any]:
     # ADK's default model_configuration: thoughts on, with a budget
     return {"thinking_config": {"include_thoughts": True, "thinking_budget": MAX_THINKING_BUDGET}}
@@ -248,7 +221,8 @@ class SimulatorConfig(BaseModel):
     def _generation(cls, value: dict[str, Any]) -> dict[str, Any]:
         from ..judge.settings import generation_config
 
-        check_generation(generation_config(value))  # ValueError: google-genai's, or a cap
+        # ValueError: google-genai's, or a cap
+        check_generation(generation_config(value), "the user simulator")
         return value
 
     @property
@@ -262,7 +236,4 @@ class SimulatorConfig(BaseModel):
         token caps filled in where the config leaves them open."""
         from ..judge.settings import generation_config
 
-        config = generation_config(self.model_configuration)
-        config.setdefault("max_output_tokens", MAX_OUTPUT_TOKENS)
-        config.setdefault("thinking_config", {}).setdefault("thinking_budget", MAX_THINKING_BUDGET)
-        return config
+        return with_token_caps(generation_config(self.model_configuration), thinking=True)

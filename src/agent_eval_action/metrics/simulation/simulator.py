@@ -12,8 +12,9 @@ loop and stop rules (LlmBackedUserSimulator):
 It runs in the process that holds the judge's key and asks google-genai through the
 judge's client (its retries, endpoint and price table); the agent's process only ever sees
 the user turns. Every call counts in the case-run's usage and cost (traces.Simulation), and
-so does every request refused at a cap (a prompt over config.MAX_PROMPT_CHARS), which
-asks nothing (`refuse`; the user-turn relay refuses through it too).
+so does every request refused at a cap (a prompt over config.MAX_PROMPT_CHARS, or a call
+the job's budget on the key cannot pay for: judge/budget.py), which asks nothing
+(`refuse`; the user-turn relay refuses through it too).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class UserSimulator:
             prompt = render(config, scenario, turns)
         except OverCap as err:
             raise self.refuse(request.run_key, str(err)) from None
-        reply = await self._ask(config, prompt, record.usage)
+        reply = await self._ask(config, prompt, request.run_key, record.usage)
         if is_stop(reply):
             record.stop = "stop_signal"
             return None
@@ -89,9 +90,13 @@ class UserSimulator:
         record.refused = record.refused or why
         return UserTurnError(f"refused: {why}")
 
-    async def _ask(self, config: SimulatorConfig, prompt: str, usage: SimulatorUsage) -> str:
+    async def _ask(
+        self, config: SimulatorConfig, prompt: str, key: RunKey, usage: SimulatorUsage
+    ) -> str:
         if not self._settings.api_key:
             raise UserTurnError("the user simulator has no Gemini API key")
+        if not self._settings.budget.take(1, "simulator"):  # the job's calls are spent
+            raise self.refuse(key, self._settings.budget.refusal())
         try:
             async with self._in_flight:
                 reply = await self._client.generate(config.model, prompt, config.generation())
