@@ -9,7 +9,8 @@ image's entry point. Each failed on the code before the fix and passes after.
   refused;
 - a committed results.json while the agent stage is killed: no verdict, exit 3;
 - traces of confirmation runs nobody planned: refused;
-- an eval file committed as a link to a file only root may read: refused, nothing leaked.
+- an eval file committed as a link to a file only root may read: refused, nothing leaked;
+- a worker taking its parent's (the agent stage's) file descriptors: refused.
 """
 
 from __future__ import annotations
@@ -349,3 +350,33 @@ def test_a_process_that_stops_its_users_processes_cannot_stop_the_killer(runner:
         assert not any(
             uid >= FIRST_UID for uid in (_uid(p) for p in Path("/proc").iterdir()) if uid
         )
+
+
+TAKE_PARENTS_FDS = r"""
+import ctypes, errno, json, os
+
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_PIDFD_GETFD = 438  # x86_64 and arm64
+got = {}
+pidfd = os.pidfd_open(os.getppid())  # the agent stage: the relay's pipes are its fds
+for fd in range(3, 32):
+    taken = libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
+    got[fd] = "TAKEN" if taken >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+with open(os.path.join(DROP, f"fds-{os.getpid()}.json"), "w") as out:
+    json.dump(got, out)
+"""
+
+
+def test_a_worker_cannot_take_the_agent_stages_file_descriptors(runner: Runner):
+    """A `--command` worker reaching into its parent, the agent stage, for the user-turn
+    relay's pipes (pidfd_getfd, as the same uid): refused, the stage is not dumpable."""
+    with github_layout("") as layout:
+        drop = _drop(layout)
+        probe = TAKE_PARENTS_FDS.replace("DROP", repr(str(drop))) + answering("hi")
+        (layout.workspace / "probe.py").write_text(probe)
+        layout.give_to_runner()
+        done = layout.run(runner)
+        assert done.returncode == 0, done.stdout + done.stderr
+        [said] = [json.loads(p.read_text()) for p in drop.glob("fds-*.json")]
+        assert "TAKEN" not in said.values(), said
+        assert set(said.values()) <= {"EPERM", "EBADF"} and "EPERM" in said.values(), said

@@ -20,6 +20,7 @@ a start made here from any other.
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import os
 import re
@@ -133,6 +134,30 @@ def spellings(folder: str) -> list[str]:
 
 def _below(path: str, folder: str) -> bool:
     return os.path.commonpath([path, folder]) == folder
+
+
+PR_SET_DUMPABLE = 4  # prctl(2): 0 keeps processes of the same uid from reading this one
+
+
+def prctl(option: int, value: int) -> bool:
+    """Linux's prctl(option, value); False where there is none or it failed."""
+    if sys.platform != "linux":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def not_dumpable() -> bool:
+    """Keep the PR's other processes out of this one (the agent stage, which holds the
+    user-turn relay's pipes): not dumpable, a process of the same uid may not ptrace it, read
+    its memory or take its file descriptors (`pidfd_getfd`), as a `--command` worker of the
+    PR's could otherwise do to its parent. Children that `exec` are dumpable again: their own
+    business. In-process agent code runs in this process and could set it back; it then
+    holds the pipes anyway, and serve-users answers it no more than the plan allows."""
+    return prctl(PR_SET_DUMPABLE, 0)
 
 
 def add_agent_paths() -> None:

@@ -47,13 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..launch import add_agent_paths
+    from ..launch import add_agent_paths, not_dumpable
     from ..pipeline.job import prepare
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import TracesWriter, run_cases
     from ..runners import runner_from_args
     from ..traces import CaseRunTrace
 
+    not_dumpable()  # before any of the agent's code: its workers cannot reach into this one
     add_agent_paths()  # the tool's own modules are imported: now the agent's folders
     shard = common.shard(args)
     runner = runner_from_args(args)

@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import ctypes
 import functools
 import inspect
 import os
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -177,13 +175,9 @@ def mark_of(pid: int) -> str | None:
 
 def set_subreaper(on: bool) -> bool:
     """Make this process a child subreaper (or stop); False where that is not possible."""
-    if sys.platform != "linux":
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
+    from ..launch import prctl
+
+    return prctl(PR_SET_CHILD_SUBREAPER, int(on))
 
 
 class Reaper:
