@@ -139,6 +139,21 @@ def test_judge_models_names_the_list_and_the_pin_must_be_on_it(write, fake, caps
             {"httpOptions": {"retryOptions": {"attempts": 1000}}},
             f"attempts must be 1 to {MAX_RETRY_ATTEMPTS}",
         ),
+        # the waits and what is retried are the tool's policy's at most: a PR that makes the
+        # judge answer 400 (a long answer) must not hold the score stage for a day
+        (
+            {"httpOptions": {"retryOptions": {"initialDelay": 20, "maxDelay": 86400}}},
+            "retry_options.max_delay must be 0 to 120",
+        ),
+        (
+            {"httpOptions": {"retryOptions": {"httpStatusCodes": [400, 429]}}},
+            "retry_options.http_status_codes may name only 408, 429, 500, 502, 503, 504",
+        ),
+        (
+            {"httpOptions": {"retryOptions": {"expBase": 1000}}},
+            "retry_options.exp_base must be 1 to 2",
+        ),
+        ({"httpOptions": {"retryOptions": {"jitter": 50}}}, "retry_options.jitter must be 0 to 1"),
     ],
 )
 def test_generation_options_past_a_cap_are_bad_input(write, fake, capsys, config, message):

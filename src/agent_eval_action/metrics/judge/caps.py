@@ -33,8 +33,14 @@ GENERATION_OPTIONS = frozenset(
 )
 THINKING_OPTIONS = frozenset({"include_thoughts", "thinking_budget"})
 # a judged criterion's judge_model_config may also carry http_options.retry_options, which
-# ADK keeps: its attempts are capped like this tool's own (settings.RetryPolicy's)
+# ADK keeps: each within this tool's own policy (settings.RetryPolicy's defaults, ADK's), so
+# that neither the calls (attempts) nor the waits (a stage has no deadline of its own) nor
+# what is retried (a 400 the PR's long answer provokes) can be stretched
 MAX_RETRY_ATTEMPTS = 7
+MAX_RETRY_DELAY_S = 120.0  # initial_delay and max_delay
+MAX_RETRY_EXP_BASE = 2.0
+MAX_RETRY_JITTER = 1.0
+RETRYABLE_STATUS = (408, 429, 500, 502, 503, 504)  # http_status_codes: a subset of these
 
 
 @functools.cache
@@ -82,15 +88,35 @@ def check_generation(config: Mapping[str, Any], who: str) -> None:
 
 
 def check_retry(retry: Mapping[str, Any] | None) -> None:
-    """A judged criterion's http_options.retry_options within the cap on attempts (each
-    attempt is a call the budget does not see). Raises ValueError."""
-    attempts = (retry or {}).get("attempts")
-    if attempts is not None and not (
-        isinstance(attempts, int) and 1 <= attempts <= MAX_RETRY_ATTEMPTS
-    ):
-        raise ValueError(
-            f"http_options.retry_options.attempts must be 1 to {MAX_RETRY_ATTEMPTS} (the cap)"
-        )
+    """A judged criterion's http_options.retry_options within the caps above. Raises
+    ValueError naming the option."""
+    from pydantic.alias_generators import to_snake
+
+    options = {to_snake(key): value for key, value in (retry or {}).items()}
+    caps: dict[str, tuple[float, float]] = {
+        "attempts": (1, MAX_RETRY_ATTEMPTS),
+        "initial_delay": (0, MAX_RETRY_DELAY_S),
+        "max_delay": (0, MAX_RETRY_DELAY_S),
+        "exp_base": (1, MAX_RETRY_EXP_BASE),
+        "jitter": (0, MAX_RETRY_JITTER),
+    }
+    for name, value in options.items():
+        what = f"http_options.retry_options.{name}"
+        if name == "http_status_codes":
+            allowed = ", ".join(map(str, RETRYABLE_STATUS))
+            if not isinstance(value, list) or not set(value) <= set(RETRYABLE_STATUS):
+                raise ValueError(f"{what} may name only {allowed} (the cap)")
+            continue
+        if name not in caps:
+            raise ValueError(f"{what} is not an option this tool lets a config set")
+        low, high = caps[name]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if (
+            not number
+            or not low <= value <= high
+            or (name == "attempts" and not isinstance(value, int))
+        ):
+            raise ValueError(f"{what} must be {low:g} to {high:g} (the cap)")
 
 
 def with_token_caps(config: Mapping[str, Any], *, thinking: bool) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .budget import KeyBudget
+from .caps import RETRYABLE_STATUS
 from .pricing import PriceTable, load_prices
 
 NO_KEY = "no GOOGLE_API_KEY/GEMINI_API_KEY"
@@ -30,7 +31,7 @@ class RetryPolicy:
     max_delay: float = 120.0
     exp_base: float = 2.0
     jitter: float = 1.0
-    http_status_codes: tuple[int, ...] = (408, 429, 500, 502, 503, 504)
+    http_status_codes: tuple[int, ...] = RETRYABLE_STATUS
 
 
 # Module-level so tests (and only tests) can shorten the waits.
