@@ -349,14 +349,21 @@ NO_RECORD = (
     "writing one): what the agent stage says of it cannot be scored"
 )
 NOT_GIVEN = "its user turns in the agent stage's traces are not the {given} the user simulator gave"
+# the judges print an event authored "user" as a USER line: in a scenario, only the user
+# simulator speaks for the user
+USER_EVENT = (
+    "an event in the agent stage's traces is authored {author!r}: the user's words come "
+    "from the user simulator alone"
+)
 
 
 def apply_records(case_runs: CaseRuns, paths: Sequence[Path], scenario: set[CaseKey]) -> None:
     """Put the relay's records on the traces of scenario case-runs (whatever the agent
     stage wrote there is dropped: only the privileged side knows). A case-run of a
     `scenario` case errors when the relay refused a request of it, when no record of it
-    came back, or when its traces' user turns are not the ones the relay gave (all of them,
-    unless the case-run errored): it is never passed on the agent stage's word."""
+    came back, when its traces' user turns are not the ones the relay gave (all of them,
+    unless the case-run errored), or when they hold an event authored "user": it is never
+    passed on the agent stage's word."""
     found: dict[RunKey, tuple[Simulation, list[Any] | None]] = {}
     for path in paths:
         try:
@@ -394,4 +401,11 @@ def _unrecorded(
         return None
     said = [_as_sent(turn.user_content) for turn in trace.turns]
     whole = said == given or (trace.error is not None and said == given[: len(said)])
-    return None if whole else NOT_GIVEN.format(given=len(given))
+    if not whole:
+        return NOT_GIVEN.format(given=len(given))
+    users = [e.author for t in trace.turns for e in t.invocation_events or () if _user(e.author)]
+    return USER_EVENT.format(author=users[0]) if users else None
+
+
+def _user(author: str) -> bool:
+    return author.strip().lower() == "user"
