@@ -13,6 +13,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,55 @@ def test_every_allowed_model_has_a_price():
 def test_the_sandbox_refuses_an_operator_before_computing_it(template):
     with pytest.raises(OverCap):
         sandbox().from_string(template).render()
+
+
+# what a hostile review made grow inside filters and methods, past every operator's cap:
+# each is refused before the value exists (a gigabyte string, at compile time too, when
+# constants were folded), never after
+GROWN = {
+    "a filter's width": "{{ 'x'|center(1500000000) }}",
+    "a method's width": "{{ 'x'.ljust(10**9) }}",
+    "replace of the empty string": "{{ ('ab' * 1000)|replace('', 'x' * 150000) }}",
+    "a method's replace": "{{ ('ab' * 1000).replace('', 'x' * 150000) }}",
+    "join with a long separator": "{{ ([''] * 150000)|join('x' * 40000) }}",
+    "indent by a long string": "{{ ('a\\n' * 1000)|indent('x' * 100000) }}",
+    "a %-format's width": "{{ '%1000000000s'|format('x') }}",
+    "a str.format width": "{{ '{:1000000000}'.format('x') }}",
+    "many references to one long string": "{{ ['y' * 100000] * 3 }}",
+    "a list grown by append": (
+        "{% set ns = namespace(l=[]) %}{% for i in range(3) %}"
+        "{% set _ = ns.l.append('z' * 100000) %}{% endfor %}{{ ns.l }}"
+    ),
+}
+
+
+@pytest.mark.parametrize("template", list(GROWN.values()), ids=list(GROWN))
+def test_the_sandbox_refuses_what_filters_and_methods_would_grow(template):
+    started = time.monotonic()
+    with pytest.raises(OverCap, match="over the cap of 200,000"):
+        sandbox().from_string(template).render()
+    assert time.monotonic() - started < 1.0  # refused before it was made
+
+
+def test_lipsum_is_not_in_the_sandbox():
+    from jinja2 import UndefinedError
+
+    with pytest.raises(UndefinedError):
+        sandbox().from_string("{{ lipsum(100000) }}").render()
+
+
+def test_a_persona_nested_past_what_python_compiles_is_bad_input(write, fake, capsys):
+    deep = "{% for a in [1] %}" * 60 + "x" + "{% endfor %}" * 60
+    persona = {"id": "deep", "description": deep, "behaviors": []}
+    case = {
+        **CASE,
+        "conversation_scenario": {**CASE["conversation_scenario"], "user_persona": persona},
+    }
+    write("evals/chat.evalset.json", {"eval_set_id": "chat", "eval_cases": [case]})
+    write("evals/test_config.json", {"criteria": {"safety_v1": 0.5}})
+    assert main(["serve-users", "evals", "--record", "sim.json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "user_persona: a template too deep or too large to render" in err
 
 
 def test_the_actions_round_stage_starts_serve_users_with_the_rounds_plan(write, fake, tmp_path):

@@ -50,7 +50,8 @@ def plan_job(settings: Settings) -> JobPlan:
         initial_session=settings.initial_session,
     )
     suite = load_suite(settings.evals, settings.config, settings.initial_session)
-    the_plan = plan(suite, settings.num_runs, import_custom=False)
+    # the PR's templates are rendered by the stages, never in this (root's own) process
+    the_plan = plan(suite, settings.num_runs, import_custom=False, render_personas=False)
     check_judge_models(the_plan, options)
     return JobPlan(suite.case_count * settings.num_runs, most_calls(the_plan, options))
 

@@ -55,11 +55,14 @@ def plan(
     *,
     import_custom: bool = True,
     strip_thoughts: bool = False,
+    render_personas: bool = True,
 ) -> Plan:
     """Resolve metrics before any agent runs, so bad config fails fast. Custom metrics are
     imported where they run, in the agent stage; the score stage (`import_custom=False`)
     only declares them and reads their scores from the traces. `strip_thoughts`: the
-    metrics score answers without the model's thought parts (--strip-thoughts)."""
+    metrics score answers without the model's thought parts (--strip-thoughts).
+    `render_personas` False: personas are resolved but not rendered (the action's own
+    process plans the job so, and leaves the PR's templates to the stages)."""
     from ..metrics.judge import check_judge_inputs
 
     result = Plan(suite, num_runs, trajectory_policy, strip_thoughts)
@@ -73,7 +76,7 @@ def plan(
             eval_set, result.metrics[eval_set.eval_set_id], result.criteria[eval_set.eval_set_id]
         )
         cases = [
-            check_scenario(eval_set, case, result.metrics[eval_set.eval_set_id])
+            check_scenario(eval_set, case, result.metrics[eval_set.eval_set_id], render_personas)
             for case in eval_set.cases
         ]
         for case in cases:
@@ -82,7 +85,9 @@ def plan(
     return result
 
 
-def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, Metric]) -> EvalCase:
+def check_scenario(
+    eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, Metric], render: bool = True
+) -> EvalCase:
     """A scenario case with its persona id resolved; InputError (file and line) for a persona
     that is not known or does not render within the cap, or a metric that needs expected
     turns (ADK: not evaluated)."""
@@ -104,7 +109,8 @@ def check_scenario(eval_set: LoadedEvalSet, case: EvalCase, metrics: dict[str, M
             )
     try:
         persona = resolve_persona(scenario.user_persona)
-        check_persona(persona)
+        if render:
+            check_persona(persona)
     except ValueError as err:
         raise InputError(f'case "{case.eval_id}": {err}', eval_set.file, line) from None
     if persona is scenario.user_persona:

@@ -96,10 +96,29 @@ def _deadline(what: str) -> Iterator[None]:
 
 
 def _size(value: Any) -> int:
-    """What a value weighs: a string's or a list's length, an int's digits (about)."""
-    if isinstance(value, int):
-        return value.bit_length() // 3 + 1
-    return len(value) if isinstance(value, str | bytes | list | tuple) else 0
+    """What a value weighs as text, about: a string's length, an int's digits, a container's
+    items' and keys' (a list of a thousand references to one long string weighs a thousand
+    of it); counted only until it passes MAX_PROMPT_CHARS."""
+    total = 0
+    stack = [value]
+    while stack and total <= MAX_PROMPT_CHARS:
+        item = stack.pop()
+        if isinstance(item, bool) or item is None:
+            total += 5
+        elif isinstance(item, int):
+            total += item.bit_length() // 3 + 1
+        elif isinstance(item, str | bytes):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 2 + len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total
 
 
 _FORMAT_SPEC = re.compile(r"%[#0 +-]*(\*|\d*)(?:\.(\*|\d*))?")
@@ -115,7 +134,7 @@ def result_size(operator: str, left: Any, right: Any) -> int:
     """About how large `left <operator> right` would be, found before it is computed."""
     if operator == "*":
         seq, count = (left, right) if isinstance(right, int) else (right, left)
-        if isinstance(count, int) and not isinstance(seq, int):
+        if isinstance(count, int) and not isinstance(seq, int | float):
             return _size(seq) * max(count, 0)
     if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
         return _size(left) * right
@@ -124,10 +143,79 @@ def result_size(operator: str, left: Any, right: Any) -> int:
     return _size(left) + _size(right)
 
 
+def _over(what: str, size: int) -> OverCap:
+    return OverCap(
+        f"a template's {what} would make about {size:,} characters, over the cap of "
+        f"{MAX_PROMPT_CHARS:,}"
+    )
+
+
+def _guarded(name: str, function: Any) -> Any:
+    """A filter that refuses, before it runs, inputs that weigh over MAX_PROMPT_CHARS,
+    numbers past it (a width, a count: `center(10**9)`), and a result `_grown` would make
+    past it."""
+    from jinja2 import Environment
+    from jinja2.nodes import EvalContext
+    from jinja2.runtime import Context
+
+    @functools.wraps(function)
+    def filtered(*args: Any, **kwargs: Any) -> Any:
+        given = [a for a in args if not isinstance(a, Environment | Context | EvalContext)]
+        _check_arguments(name, given, kwargs)
+        return function(*args, **kwargs)
+
+    return filtered
+
+
+# what a call of these may make of its arguments, about, beyond their own weight: `value`
+# the string (or the separator, for join), then the other arguments as given
+_SPEC_WIDTH = re.compile(r"\{[^{}]*?:[^{}]*?(\d+)[^{}]*\}")
+
+
+def _grown(name: str, args: list[Any], kwargs: dict[str, Any]) -> int:
+    value = args[0] if args else None
+    rest = [*args[1:], *kwargs.values()]
+    if not isinstance(value, str):
+        return 0
+    if name == "replace" and len(rest) >= 2:
+        old, new = str(rest[0]), str(rest[1])
+        times = len(value) + 1 if old == "" else value.count(old)
+        return times * max(len(new) - len(old), 0)
+    if name == "join" and rest and isinstance(rest[0], list | tuple | set | dict):
+        return len(value) * len(rest[0])  # str.join: the separator between every item
+    if name in ("indent", "wordwrap", "expandtabs"):
+        lines = value.count("\n") + value.count("\t") + 1
+        return lines * sum(
+            _size(v) if isinstance(v, str) else v for v in rest if isinstance(v, str | int)
+        )
+    if name == "format":
+        return _padding(value) + sum(int(w) for w in _SPEC_WIDTH.findall(value))
+    return 0
+
+
+def _check_arguments(name: str, args: Any, kwargs: Any) -> None:
+    what = f"`{name}`"
+    values = [*args, *kwargs.values()]
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_PROMPT_CHARS:
+            raise _over(what, value)
+    size = sum(_size(value) for value in values)
+    if name == "join" and args and isinstance(args[0], list | tuple) and len(args) > 1:
+        size += len(str(args[1])) * len(args[0])  # the join filter: (items, separator)
+    else:
+        size += _grown(name, list(args), dict(kwargs))
+    if size > MAX_PROMPT_CHARS:
+        raise _over(what, size)
+
+
 @functools.cache
 def sandbox() -> Any:
-    """ADK's sandbox (jinja2's SandboxedEnvironment, undefined names an error), whose
-    `+`, `*`, `**` and `%` refuse a result over MAX_PROMPT_CHARS before computing it."""
+    """ADK's sandbox (jinja2's SandboxedEnvironment, undefined names an error), capped where
+    a template could make a large value, each refused (OverCap) before it is made: `+`, `*`,
+    `**` and `%` by the size of their result; every filter and method call by the weight of
+    what it is given and the numbers it is given (a width, a count); every `{{ value }}` by
+    the weight of the value; no constant is folded when a template is compiled (a filter of
+    constants would run there, outside every check); no `lipsum`."""
     from jinja2 import StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
@@ -137,13 +225,32 @@ def sandbox() -> Any:
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             size = result_size(operator, left, right)
             if size > MAX_PROMPT_CHARS:
-                raise OverCap(
-                    f"a template's `{operator}` would make about {size:,} characters, over "
-                    f"the cap of {MAX_PROMPT_CHARS:,}"
-                )
+                raise _over(f"`{operator}`", size)
             return super().call_binop(context, operator, left, right)
 
-    return CappedSandbox(undefined=StrictUndefined, autoescape=False)
+        def wrap_str_format(self, value: Any) -> Any:
+            wrapped = super().wrap_str_format(value)
+            if wrapped is not None:  # str.format, format_map: the widths its string asks for
+                _check_arguments("format", (value.__self__,), {})
+            return wrapped
+
+        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+            name = getattr(__obj, "__name__", "a call")
+            _check_arguments(name, (getattr(__obj, "__self__", None), *args), kwargs)
+            return super().call(__context, __obj, *args, **kwargs)
+
+    def finalize(value: Any) -> Any:
+        size = _size(value)
+        if size > MAX_PROMPT_CHARS:
+            raise _over("`{{ }}`", size)
+        return value
+
+    env = CappedSandbox(
+        undefined=StrictUndefined, autoescape=False, optimized=False, finalize=finalize
+    )
+    env.globals.pop("lipsum", None)
+    env.filters = {name: _guarded(name, f) for name, f in env.filters.items()}
+    return env
 
 
 _REQUIRED = ("stop_signal", "conversation_plan", "conversation_history")

@@ -55,6 +55,8 @@ def check_persona(persona: UserPersona | None) -> None:
         raise ValueError(f"user_persona: {err}") from None
     except RecursionError:  # a macro that calls itself
         raise ValueError("user_persona: a template that recurses without end") from None
+    except (SyntaxError, MemoryError, OverflowError):  # nested past what Python compiles
+        raise ValueError("user_persona: a template too deep or too large to render") from None
 
 
 def _args(value: Any) -> str:
