@@ -614,3 +614,39 @@ def test_many_cases_edited_apart_give_the_patch_git_applies_and_the_file_accept_
     assert moved == changed
     if "\r\n" in text:  # every line the edit wrote ends as the file's do
         assert b"\n" not in path.read_bytes().replace(b"\r\n", b"")
+
+
+def test_a_region_of_thousands_of_like_lines_is_not_compared_pair_by_pair(tmp_path, monkeypatch):
+    """A case whose expected arguments are 20,000 like lines, and the agent's one more: no
+    region reaches difflib with more than MAX_COMPARED line pairs (its cost grows with their
+    product: a hostile review's accept offer took a minute for 16,000), and the patch still
+    applies."""
+    import difflib
+    import subprocess
+
+    from agent_eval_action.accept import patch as patches
+    from agent_eval_action.accept.patch import MAX_COMPARED, Region, applied, unified
+
+    compared: list[int] = []
+
+    class Counted(difflib.SequenceMatcher):
+        def __init__(self, junk, a, b, autojunk=True):
+            compared.append(len(a) * len(b))
+            super().__init__(junk, a, b, autojunk)
+
+    monkeypatch.setattr(patches.difflib, "SequenceMatcher", Counted)
+    items = '    "a",\n' * 20_000
+    for before, new in [
+        ('{"args": [\n' + items + '    "a"\n]}\n', '{"args": [\n' + items * 2 + '    "b"\n]}\n'),
+        ("[\n" + items + '"x"]\n', "[\n" + items.replace('"a"', '"c"') + '"y"]\n'),
+    ]:
+        regions = [Region(0, len(before), new)]
+        text = unified("args.json", before, regions)
+        assert max(compared) <= MAX_COMPARED, max(compared)
+        (tmp_path / "args.json").write_text(before)
+        (tmp_path / "p.patch").write_text(text)
+        done = subprocess.run(
+            ["git", "apply", "p.patch"], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "args.json").read_text() == applied(before, regions) == new

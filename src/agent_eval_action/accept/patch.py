@@ -46,10 +46,8 @@ def unified(file: str, before: str, regions: Sequence[Region]) -> str:
         _equal(codes, at_old, at_old + gap, at_new, at_new + gap)
         at_old, at_new = at_old + gap, at_new + gap
         count_old, count_new = _count(before[region.start : region.end]), _count(region.new)
-        matcher = difflib.SequenceMatcher(
-            None, old[at_old : at_old + count_old], new[at_new : at_new + count_new], False
-        )
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        lines_old, lines_new = old[at_old : at_old + count_old], new[at_new : at_new + count_new]
+        for tag, i1, i2, j1, j2 in _opcodes(lines_old, lines_new):
             if tag == "equal":
                 _equal(codes, at_old + i1, at_old + i2, at_new + j1, at_new + j2)
             else:
@@ -61,6 +59,32 @@ def unified(file: str, before: str, regions: Sequence[Region]) -> str:
     grouper: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, (), ())
     grouper.opcodes = codes  # type: ignore[attr-defined]  # what get_opcodes returns when set
     return "".join(_formatted(file, old, new, grouper.get_grouped_opcodes(CONTEXT)))
+
+
+MAX_COMPARED = 1_000_000  # line pairs a region's lines are compared by, at most
+
+
+def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """How a region's lines changed: difflib's opcodes, with the lines both ends share left
+    out; past MAX_COMPARED line pairs (difflib's cost grows with their product: thousands of
+    like lines, one more), the lines between as one replacement, a patch as valid."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    middle_old, middle_new = old[head : len(old) - tail], new[head : len(new) - tail]
+    codes = [("equal", 0, head, 0, head)] if head else []
+    middle: list[tuple[str, int, int, int, int]] = [
+        ("replace", 0, len(middle_old), 0, len(middle_new))
+    ]
+    if len(middle_old) * len(middle_new) <= MAX_COMPARED:
+        middle = list(difflib.SequenceMatcher(None, middle_old, middle_new, False).get_opcodes())
+    codes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in middle]
+    if tail:
+        codes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return [code for code in codes if code[0] != "equal" or code[2] > code[1]]
 
 
 def lines(text: str) -> list[str]:
