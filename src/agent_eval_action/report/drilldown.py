@@ -33,6 +33,7 @@ from . import escape
 from .labels import CHANGE_LABEL, case_class, decided_by, headline, number, run_purpose
 from .links import commit_url, run_url, short_sha
 from .model import Options
+from .states import shown_flaky
 from .view import why
 
 TEXT_CHARS = 20_000  # of one text (an answer, a judge's reply): the rest is in results.json
@@ -215,7 +216,7 @@ def _rank(case: CaseDiff) -> int:
         return 0
     if case.current_status in (Status.FAILED, Status.ERRORED):
         return 1
-    return 2 if case.flaky else 3
+    return 2 if shown_flaky(case) else 3
 
 
 def _classes(case: CaseDiff) -> tuple[str, ...]:
@@ -224,7 +225,7 @@ def _classes(case: CaseDiff) -> tuple[str, ...]:
         classes.append("regressed")
     if case.current_status in (Status.FAILED, Status.ERRORED):
         classes.append("failing")
-    if case.flaky:
+    if shown_flaky(case):
         classes.append("flaky")
     for axis in AXES:
         failing = any(m.axis == axis and m.current_status == Status.FAILED for m in case.metrics)
