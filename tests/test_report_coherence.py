@@ -32,7 +32,7 @@ from report_diffs import confirmed_by
 
 from agent_eval_action.cli import main
 from agent_eval_action.compare import compare
-from agent_eval_action.compare.model import Diff, Rule
+from agent_eval_action.compare.model import Diff, Rule, Sensitivity
 from agent_eval_action.compare.record import MainRecord
 from agent_eval_action.core import AXES
 from agent_eval_action.report import check, diff_console, drilldown, html, markdown, render, view
@@ -386,3 +386,27 @@ def test_the_matrix_reaches_the_states_it_is_meant_to_check():
         "re-runs",
         "own runs",
     }, seen
+
+
+def test_the_detection_line_is_one_plain_sentence():
+    def line(*axes: tuple[str, float, float | None], reruns: bool = True) -> str:
+        sensitivity = tuple(
+            Sensitivity(axis=a, cases=60, drop=0.2, power=p, smallest=s) for a, p, s in axes
+        )
+        return render.standalone("detects.md.j2", view=view.Detects(sensitivity, reruns)).strip()
+
+    lead = "**What this suite can detect:** a drop of 0.2 in the pass rate of every case not known to be deterministic (60 cases) would be caught about "
+    assert line(("trajectory", 0.95, 0.15), ("response", 0.951, 0.15)) == (
+        lead
+        + "95% of the time; a single case's regression is judged on its own, by re-running the case."
+    )
+    assert line(("trajectory", 0.95, 0.15), ("response", 0.5, 0.3), reruns=False) == (
+        lead + "95% of the time (trajectory) and 50% (response), a drop of 0.30 (response) about 4 "
+        "times in 5; a single case's regression is judged on its own, by its own runs."
+    )
+    assert line(("trajectory", 0.03, None)) == (
+        "**What this suite can detect:** 60 cases not known to be deterministic are too few for "
+        "the suite-level test to catch even a total loss of their pass rate; a single case's "
+        "regression is judged on its own, by re-running the case."
+    )
+    assert line() == ""

@@ -499,6 +499,12 @@ class Detects:
         """Too few cases: not even a total loss would be caught 4 times in 5 on any axis."""
         return all(s.smallest is None for s in self.axes)
 
+    @property
+    def alike(self) -> bool:
+        """Every axis reads the same (power in whole percent, the drop caught 4 times in 5):
+        the line says it once, naming no axis."""
+        return len({(round(100 * s.power), s.smallest) for s in self.axes}) == 1
+
 
 def detects(report: Report, detail: Detail) -> Detects:
     """Nothing in the minimal report, which lists no case; nothing where no case is left to
