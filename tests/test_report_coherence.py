@@ -170,20 +170,16 @@ def check_console(report: Report) -> None:
 
 
 def check_check_run(report: Report) -> None:
+    """The check run's text as the comment's body; an annotation says a case regressed
+    exactly when the reports blame it, with the label every report gives it."""
     out = check.check_output_of(report)
     check_markdown(report, out.text, COMMENT)
-    blamed = {c.file: c for c in report.diff.cases if regressed(c)}
-    failures = [
-        a
-        for a in out.annotations
-        if a["title"].endswith(tuple(k.key.name for k in blamed.values()))
-    ]
-    for annotation in failures:
-        name = annotation["title"].rsplit(": ", 1)[-1]
-        c = next(c for c in report.diff.cases if c.key.name == name)
-        if regressed(c):
+    for c in report.diff.cases:
+        said = [a for a in out.annotations if a["title"].endswith(f"regression: {c.key.name}")]
+        assert bool(said) == regressed(c), c.key
+        for annotation in said:
             assert annotation["annotation_level"] == "failure"
-            assert case_class(c) in annotation["message"]
+            assert annotation["message"].startswith(f"{c.key.name}: {case_class(c)}\n")
 
 
 def check_drilldown(report: Report) -> None:
@@ -285,6 +281,8 @@ def _sides(runs: int, judged: bool, scenario: bool) -> tuple[list, list, list]:
     def both(eval_id, t, r, behaviour=None):
         return case(eval_id, _scores(n, t, r, judged), behaviour)
 
+    shaky = [0.9, 0.85, 0.95][:n]  # its answers vary: at 3 runs its runs disagree
+    shaky_b, shaky_c = ["p", "q", "r"][:n], ["s", "t", "u"][:n]
     coin_base = [1.0, 0.0, 1.0][:n]
     coin_now = [0.0, 1.0, 0.0][:n]
     coin_b = ["a", "b", "a"][:n]
@@ -296,6 +294,7 @@ def _sides(runs: int, judged: bool, scenario: bool) -> tuple[list, list, list]:
         both("fixed", [0.0] * n, [0.9] * n, ["old"] * n),
         both("stuck", [0.0] * n, [0.9] * n, ["bad"] * n),
         both("coin", coin_base, [0.9] * n, coin_b),
+        both("shaky", [1.0] * n, shaky, shaky_b),
     ]
     now = [
         *(both(f"steady{i}", [1.0] * n, [1.0] * n) for i in range(3)),
@@ -304,6 +303,7 @@ def _sides(runs: int, judged: bool, scenario: bool) -> tuple[list, list, list]:
         both("fixed", [1.0] * n, [0.9] * n),
         both("stuck", [0.0] * n, [0.9] * n, ["bad"] * n),
         both("coin", coin_now, [0.9] * n, coin_c),
+        both("shaky", [0.0] * n, shaky, shaky_c),  # a slip, and answers worded anew
     ]
     older = [
         *(both(f"steady{i}", [1.0] * n, [1.0] * n) for i in range(3)),
@@ -312,6 +312,7 @@ def _sides(runs: int, judged: bool, scenario: bool) -> tuple[list, list, list]:
         both("fixed", [0.0] * n, [0.9] * n, ["old"] * n),
         both("stuck", [0.0] * n, [0.9] * n, ["bad"] * n),
         both("coin", [0.0] * n, [0.9] * n, ["b"] * n),  # main's record of it varies
+        both("shaky", [1.0] * n, shaky, shaky_b),
     ]
     if scenario:  # a simulated conversation whose answer regressed
         for side, r in ((base, 0.9), (now, 0.2), (older, 0.9)):
@@ -330,6 +331,7 @@ def _cell(cell: Cell) -> tuple[Diff, Results]:
         confirmed_by(by_id["lucky"], [0.0, 0.0, 0.0], T)
         confirmed_by(by_id["fumbled"], [0.3, 0.3, 0.3], R)
         confirmed_by(by_id["coin"], [1.0], T)
+        confirmed_by(by_id["shaky"], [0.0, 0.0, 0.0], T)
         if scenario:
             confirmed_by(by_id["chat"], [0.2, 0.2, 0.2], R)
     base = _dated(results(*base_cases, num_runs=runs), hours=5, sha="1")
@@ -373,8 +375,6 @@ def test_the_matrix_reaches_the_states_it_is_meant_to_check():
             seen.add("suite test hidden")
         if suite_test_shown(diff):
             seen.add("suite test shown")
-        if any(c.flaky and regressed(c) for c in diff.cases):
-            seen.add("blamed case the Diff calls flaky")
         detects = view.detects(report, COMMENT)
         if detects.axes:
             seen.add("re-runs" if detects.reruns else "own runs")
@@ -410,3 +410,22 @@ def test_the_detection_line_is_one_plain_sentence():
         "regression is judged on its own, by re-running the case."
     )
     assert line() == ""
+
+
+def test_a_blamed_case_whose_runs_disagree_is_shown_as_blamed_only():
+    """Five runs a side: the per-case test blames a case whose answers vary (the Diff calls
+    it flaky, and counts it so). The console said "new failure · flaky" and the drill-down
+    page tagged it flaky, while the comment listed it with the regressions only."""
+    words = ["p", "q", "r", "s", "t"]
+    answers = [0.9, 0.85, 0.95, 0.9, 0.85]
+    base = [case("wordy", {T: [1.0] * 5, R: answers}, words), case("calm", {T: [1.0] * 5})]
+    now = [case("wordy", {T: [0.0] * 5, R: answers}, words[::-1]), case("calm", {T: [1.0] * 5})]
+    baseline = _dated(results(*base), hours=5, sha="1")
+    current = _dated(results(*now), hours=0, sha="2")
+    diff = compare(current, baseline)
+    wordy = next(c for c in diff.cases if c.eval_id == "wordy")
+    assert wordy.flaky and regressed(wordy) and diff.verdict.counts["flaky"] == 1
+    check_all(diff, current)
+    assert "flaky" not in diff_console.table(diff, current)
+    page = drilldown.page(diff, current, Options())
+    assert page.counts["flaky"] == 0 and page.counts["regressed"] == 1
