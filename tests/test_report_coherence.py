@@ -209,10 +209,13 @@ def check_all(diff: Diff, current: Results) -> None:
 # ---- the issue's reproduction, through the real `run` -----------------------------------
 
 
-def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypatch):
+@pytest.mark.parametrize("runs", [1, 3])
+def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypatch, runs):
     """A deterministic agent, a one-run baseline, two regressions each confirmed in 3/3
     re-runs: the comment showed an empty "Flaky (0)" section holding a suite-level test
-    "within noise" over those very cases. Now every report tells each case one way."""
+    "within noise" over those very cases. Now every report tells each case one way. With
+    three runs per case the cases are known to be deterministic: blamed at once, no re-run,
+    no suite-level test and no detection line (as before)."""
     from fakes.gemini import FakeGemini
 
     ids = ["a", "b", "c", "d", "e"]
@@ -234,25 +237,30 @@ def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypa
     with FakeGemini() as gemini:  # the judge finds every answer right: J never moves
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "k")
-        base = ["--command", python_command(TABLE_AGENT, "base.table")]
+        n = ["--num-runs", str(runs)]
+        base = ["--command", python_command(TABLE_AGENT, "base.table"), *n]
         assert main(["run", "evals", *base, "--out", "base.json"]) == 0
-        pr = ["--command", python_command(TABLE_AGENT, "pr.table")]
+        pr = ["--command", python_command(TABLE_AGENT, "pr.table"), *n]
         assert main(["run", "evals", *pr, "--baseline", "base.json", "--out", "r.json"]) == 1
         assert gemini.calls() > 0
     diff = Diff.from_json(Path("diff.json").read_bytes())
     current = Results.from_json(Path("r.json").read_text())
     blamed = [c for c in diff.cases if regressed(c)]
-    assert sorted(c.eval_id for c in blamed) == ["a", "b"] and all(map(confirmed, blamed))
-    # the decisions are the engine's, untouched: the suite-level test ran and found nothing
-    assert diff.suite_tests and not any(t.significant for t in diff.suite_tests)
+    assert sorted(c.eval_id for c in blamed) == ["a", "b"]
+    assert all(confirmed(c) == (runs == 1) for c in blamed)
     report = Report.of(diff, current, Options())
     assert not view.flaky(report, COMMENT).visible
     assert not view.suite_level(report, COMMENT).visible
-    detects = view.detects(report, COMMENT)
-    assert detects.axes and detects.reruns
     comment = markdown.comment_of(report)
     assert "Flaky (" not in comment and "within noise" not in comment
-    assert "a single case's regression is judged on its own, by re-running the case." in comment
+    detects = view.detects(report, COMMENT)
+    if runs == 1:  # the engine's decisions, untouched: the suite-level test ran, found nothing
+        assert diff.suite_tests and not any(t.significant for t in diff.suite_tests)
+        assert detects.axes and detects.reruns
+        said = "a single case's regression is judged on its own, by re-running the case."
+        assert said in comment
+    else:
+        assert not diff.suite_tests and not detects.axes
     check_all(diff, current)
 
 
