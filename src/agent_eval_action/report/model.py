@@ -19,13 +19,10 @@ from typing import NamedTuple
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
 from ..core import AXES, Axis, CaseKey
 from ..results import Results, Status
-from .states import shown_flaky
+from .states import IMPROVEMENTS, NOT_COMPARABLE, shown_flaky
 
 DEFAULT_CHECK_NAME = "agent-eval"
 DEFAULT_SERVER_URL = "https://github.com"
-
-NOT_COMPARABLE = (Change.ADDED, Change.REMOVED, Change.ERRORED, Change.INCOMPLETE)
-IMPROVEMENTS = (Change.FIXED, Change.IMPROVED)
 
 
 @dataclass(frozen=True)

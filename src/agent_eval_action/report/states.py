@@ -14,8 +14,9 @@ from enum import StrEnum
 from ..compare.model import NOISE_RULES, REGRESSIONS, CaseDiff, Change, Diff
 from ..core import Axis
 
-NOT_COMPARED = frozenset({Change.ADDED, Change.REMOVED, Change.ERRORED, Change.INCOMPLETE})
-IMPROVED = frozenset({Change.FIXED, Change.IMPROVED})
+# the changes of cases that could not be compared, and of those that got better
+NOT_COMPARABLE = (Change.ADDED, Change.REMOVED, Change.ERRORED, Change.INCOMPLETE)
+IMPROVEMENTS = (Change.FIXED, Change.IMPROVED)
 
 
 class State(StrEnum):
@@ -37,9 +38,9 @@ def axis_state(case: CaseDiff, axis: Axis) -> State:
         return State.REGRESSED
     if any(m.axis == axis and m.rule in NOISE_RULES for m in case.metrics):
         return State.NOISE
-    if case.change in NOT_COMPARED:
+    if case.change in NOT_COMPARABLE:
         return State.NOT_COMPARED
-    if change in IMPROVED:
+    if change in IMPROVEMENTS:
         return State.IMPROVED
     if change == Change.STILL_FAILING:
         return State.FAILING
