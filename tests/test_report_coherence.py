@@ -209,14 +209,19 @@ def check_all(diff: Diff, current: Results) -> None:
 # ---- the issue's reproduction, through the real `run` -----------------------------------
 
 
+@pytest.mark.parametrize("confirm_runs", ["3", "0"])
 @pytest.mark.parametrize("runs", [1, 3])
-def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypatch, runs):
+def test_confirmed_regressions_at_one_run_are_never_called_noise(
+    write, monkeypatch, runs, confirm_runs
+):
     """A deterministic agent, a one-run baseline, two regressions each confirmed in 3/3
     re-runs: the comment showed an empty "Flaky (0)" section holding a suite-level test
     "within noise" over those very cases. Now every report tells each case one way. With
     three runs per case the cases are known to be deterministic: blamed at once, no re-run,
-    no suite-level test and no detection line (as before)."""
-    from fakes.gemini import FakeGemini
+    no suite-level test and no detection line (as before); with `--confirm-runs 0` a flip
+    is blamed at once, and the detection line says so. The judge (the fake Gemini) finds
+    the wrong answer wrong, so a judged metric regresses too."""
+    from fakes.gemini import FakeGemini, verdict
 
     ids = ["a", "b", "c", "d", "e"]
     write(
@@ -226,28 +231,24 @@ def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypa
     criteria = {T: 1.0, R: 0.8, J: 0.5}
     write("evals/test_config.json", {"criteria": criteria})
     write("base.table", {i: RIGHT for i in ids})
-    write(
-        "pr.table",
-        {
-            **{i: RIGHT for i in ids},
-            "a": SKIPS_THE_TOOL,
-            "b": {"text": "Nope.", "tools": [["track", {}]]},
-        },
-    )
-    with FakeGemini() as gemini:  # the judge finds every answer right: J never moves
+    wrong = {"text": "Nope.", "tools": [["track", {}]]}
+    write("pr.table", {**{i: RIGHT for i in ids}, "a": SKIPS_THE_TOOL, "b": wrong})
+    with FakeGemini() as gemini:
+        gemini.respond("verdict", lambda p: verdict("invalid" if "Nope." in p else "valid"))
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "k")
-        n = ["--num-runs", str(runs)]
+        n = ["--num-runs", str(runs), "--confirm-runs", confirm_runs]
         base = ["--command", python_command(TABLE_AGENT, "base.table"), *n]
         assert main(["run", "evals", *base, "--out", "base.json"]) == 0
         pr = ["--command", python_command(TABLE_AGENT, "pr.table"), *n]
         assert main(["run", "evals", *pr, "--baseline", "base.json", "--out", "r.json"]) == 1
-        assert gemini.calls() > 0
     diff = Diff.from_json(Path("diff.json").read_bytes())
     current = Results.from_json(Path("r.json").read_text())
-    blamed = [c for c in diff.cases if regressed(c)]
-    assert sorted(c.eval_id for c in blamed) == ["a", "b"]
-    assert all(confirmed(c) == (runs == 1) for c in blamed)
+    blamed = {c.eval_id: c for c in diff.cases if regressed(c)}
+    assert sorted(blamed) == ["a", "b"]
+    assert all(confirmed(c) == (runs == 1 and confirm_runs != "0") for c in blamed.values())
+    judged = next(m for m in blamed["b"].metrics if m.metric == J)
+    assert (judged.baseline_score, judged.current_score) == (1.0, 0.0)
     report = Report.of(diff, current, Options())
     assert not view.flaky(report, COMMENT).visible
     assert not view.suite_level(report, COMMENT).visible
@@ -256,9 +257,9 @@ def test_confirmed_regressions_at_one_run_are_never_called_noise(write, monkeypa
     detects = view.detects(report, COMMENT)
     if runs == 1:  # the engine's decisions, untouched: the suite-level test ran, found nothing
         assert diff.suite_tests and not any(t.significant for t in diff.suite_tests)
-        assert detects.axes and detects.reruns
-        said = "a single case's regression is judged on its own, by re-running the case."
-        assert said in comment
+        assert detects.axes and detects.reruns == (confirm_runs != "0")
+        how = "by re-running the case" if confirm_runs != "0" else "by its own runs"
+        assert f"a single case's regression is judged on its own, {how}." in comment
     else:
         assert not diff.suite_tests and not detects.axes
     check_all(diff, current)
