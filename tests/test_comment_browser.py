@@ -44,7 +44,7 @@ def test_the_comment_renders_with_regressions_visible_and_nothing_overflowing():
         assert tab.get_by_role("heading", name="RuntimeError at agent/tools.py:16").is_visible()
         assert tab.get_by_text("1 case removed since the baseline").is_visible()
         # collapsed: the rest is behind <summary> lines, the diffs hidden until opened
-        assert tab.locator("details").count() == 11  # 4 sections, 7 first divergent turns
+        assert tab.locator("details").count() == 12  # 5 sections, 7 first divergent turns
         assert not tab.locator("pre").first.is_visible()
         for details in tab.query_selector_all("details"):
             details.evaluate("d => d.open = true")

@@ -136,8 +136,8 @@ def test_comment_structure_as_github_renders_it():
         "Response regressions (2)",
     ]
     # 3 divergences (one per regressed case), 4 of the cases still failing (against their
-    # eval file) + 4 collapsed sections
-    assert page.tags["details"] == 11 and page.tags["summary"] == 11
+    # eval file) + 5 collapsed sections (the suite-level test is its own)
+    assert page.tags["details"] == 12 and page.tags["summary"] == 12
     assert len(page.code_blocks) == 7
     assert '- lookup({"id": "same"})\n+ lookup({"id": "skipped lookup"})' in page.code_blocks[0]
     assert page.code_blocks[3].startswith("@@ turn 1: expected → current run 1 @@")
@@ -512,6 +512,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "still_failing",
         "not_comparable",
         "flaky",
+        "suite_level",
         "efficiency",
         "notes",
         "warnings",
@@ -646,7 +647,7 @@ def test_the_runs_warnings_are_listed_collapsed_and_not_said_twice():
     assert "⚠️ 2 warnings from this run" in text
     assert "unknown key 'foo'" in text and "only after retries" in text
     assert text.lower().count("stopped at the limit") == 1
-    assert page.tags["details"] == 12  # one more collapsed section
+    assert page.tags["details"] == 13  # one more collapsed section
     # under the size budget they go right after the other cases, and the ✂️ note counts them
     assert sections.steps(sections.SECTIONS)[:2] == [OTHERS, WARNINGS]
     assert counted({WARNINGS: 2, NOTES: 1}) == "1 note, 2 warnings"

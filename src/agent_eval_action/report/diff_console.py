@@ -24,6 +24,7 @@ from .labels import (
     plural,
     unsaid_reasons,
 )
+from .states import shown_flaky, suite_test_shown
 from .why import why_lines
 
 _QUIET = {Change.UNCHANGED}
@@ -69,7 +70,7 @@ def gate_line(diff: Diff, current: Results | None = None) -> str | None:
 
 
 def _label(case: CaseDiff) -> str:
-    return case_class(case) + (" · flaky" if case.flaky else "")
+    return case_class(case) + (" · flaky" if shown_flaky(case) else "")
 
 
 def table(diff: Diff, current: Results | None = None, *, html: str | None = None) -> str:
@@ -92,9 +93,9 @@ def table(diff: Diff, current: Results | None = None, *, html: str | None = None
         rows.append([case.key.name, _label(case), "\n".join(cell)])
     if rows:
         lines += ["", tabulate(rows, headers=["case", "change", "metrics (baseline -> current)"])]
-    for test in diff.suite_tests:
+    for test in diff.suite_tests if suite_test_shown(diff) else ():
         lines.append(
-            f"\nnoisy cases, {test.axis}: mean change {test.mean_delta:+.3f} over "
+            f"\nsuite-level test, {test.axis}: mean change {test.mean_delta:+.3f} over "
             f"{plural(test.cases, 'case')} ({test.worse} worse, {test.better} better), "
             f"p = {test.p_value:.4f} "
             + (
@@ -103,7 +104,8 @@ def table(diff: Diff, current: Results | None = None, *, html: str | None = None
                 else f"(one run each: {test.first_p_value:.4f}; then with "
                 f"{plural(test.rounds, 'suite round')}) "
             )
-            + f"({'significant' if test.significant else 'not significant'} at {test.alpha:g})"
+            + f"({'a broad drop, beyond noise' if test.significant else 'no broad drop'} at "
+            f"alpha = {test.alpha:g})"
         )
     if efficiency := diff_lines(diff):
         lines += ["", *efficiency]

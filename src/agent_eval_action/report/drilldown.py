@@ -33,6 +33,7 @@ from . import escape
 from .labels import CHANGE_LABEL, case_class, decided_by, headline, number, run_purpose
 from .links import commit_url, run_url, short_sha
 from .model import Options
+from .states import regressed, shown_flaky
 from .view import why
 
 TEXT_CHARS = 20_000  # of one text (an answer, a judge's reply): the rest is in results.json
@@ -205,26 +206,22 @@ def _when(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _regressed(case: CaseDiff) -> bool:
-    return case.change in REGRESSIONS or any(a in REGRESSIONS for a in case.axes.values())
-
-
 def _rank(case: CaseDiff) -> int:
     """Regressions first, then failing or errored cases, flaky ones, the rest."""
-    if _regressed(case):
+    if regressed(case):
         return 0
     if case.current_status in (Status.FAILED, Status.ERRORED):
         return 1
-    return 2 if case.flaky else 3
+    return 2 if shown_flaky(case) else 3
 
 
 def _classes(case: CaseDiff) -> tuple[str, ...]:
     classes = []
-    if _regressed(case):
+    if regressed(case):
         classes.append("regressed")
     if case.current_status in (Status.FAILED, Status.ERRORED):
         classes.append("failing")
-    if case.flaky:
+    if shown_flaky(case):
         classes.append("flaky")
     for axis in AXES:
         failing = any(m.axis == axis and m.current_status == Status.FAILED for m in case.metrics)

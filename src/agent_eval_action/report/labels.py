@@ -16,6 +16,7 @@ from ..compare.model import CaseDiff, Change, Diff, GateCode
 from ..core import RunKind
 from ..results import PAIRED_RUN, SAMPLING_RUN, Results, RunRecord, Status
 from .escape import Md
+from .states import regressed
 
 CHANGE_LABEL = {
     Change.NEW_FAILURE: "new failure",
@@ -102,19 +103,24 @@ def case_class(case: CaseDiff) -> str:
 
 
 def confirmed(case: CaseDiff) -> bool:
-    """A regression that every confirmation re-run showed again (compare/confirm.py)."""
+    """A regression that every confirmation re-run showed again (compare/confirm.py) and
+    that stands: a case the re-runs showed again but the gate left to noise (its runs vary
+    on main) is not "confirmed" (report/states.py: one state per axis)."""
     done = case.confirmation
-    return bool(done is not None and done.runs and done.reproduced == done.runs)
+    return bool(done is not None and done.runs and done.reproduced == done.runs) and regressed(case)
 
 
 def confirmation(case: CaseDiff) -> str | None:
-    """What the case's confirmation re-runs showed: "confirmed in 3/3 re-runs", or "not
+    """What the case's confirmation re-runs showed: "confirmed in 3/3 re-runs", "shown again
+    in 3/3 re-runs, likely noise" (the gate could not tell it from noise), or "not
     reproduced: 1/3 re-runs, likely noise"; None when it was not re-run."""
     done = case.confirmation
     if done is None or not done.runs:
         return None
     if confirmed(case):
         return f"confirmed in {done.runs}/{done.runs} re-runs"
+    if done.reproduced == done.runs:
+        return f"shown again in {done.runs}/{done.runs} re-runs, likely noise"
     return f"not reproduced: {done.reproduced}/{done.runs} re-runs, likely noise"
 
 

@@ -4,7 +4,8 @@ grouped into the lists the report shows (before the size budget cuts any of them
 A regressed case is listed under each axis it regressed on, worst first, and nowhere
 else; every other case is listed by its change, and once more under flaky when the Diff
 says it is (`CaseDiff.flaky`: its runs disagree, or its change was judged against noise),
-so the report and the Diff's JSON agree. A case's first divergent turn is shown by one of
+so the report and the Diff's JSON agree (a regressed case is never listed as flaky:
+report/states.py). A case's first divergent turn is shown by one of
 these lists (`Report.blocks`).
 """
 
@@ -18,12 +19,10 @@ from typing import NamedTuple
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff
 from ..core import AXES, Axis, CaseKey
 from ..results import Results, Status
+from .states import IMPROVEMENTS, NOT_COMPARABLE, shown_flaky
 
 DEFAULT_CHECK_NAME = "agent-eval"
 DEFAULT_SERVER_URL = "https://github.com"
-
-NOT_COMPARABLE = (Change.ADDED, Change.REMOVED, Change.ERRORED, Change.INCOMPLETE)
-IMPROVEMENTS = (Change.FIXED, Change.IMPROVED)
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ class Report:
                 still_failing.append(case)
             elif case.change in NOT_COMPARABLE:
                 not_comparable.append(case)
-            if case.flaky:
+            if shown_flaky(case):
                 flaky.append(case)
         return cls(
             diff,

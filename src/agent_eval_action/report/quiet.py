@@ -28,7 +28,7 @@ from enum import IntEnum, StrEnum
 
 from ..compare.model import REGRESSIONS, CaseDiff, Change, Diff, MetricDiff
 from ..compare.stats import EPSILON
-from .model import IMPROVEMENTS
+from .states import IMPROVEMENTS
 
 
 class CommentWhen(StrEnum):

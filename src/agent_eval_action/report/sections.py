@@ -62,6 +62,7 @@ SECTIONS: tuple[Section, ...] = (
         "not_comparable", "body", view.not_comparable, "not_comparable.md.j2", (OTHERS, *_TURNS)
     ),
     Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS, *_TURNS)),
+    Section("suite_level", "body", view.suite_level, "suite_level.md.j2"),
     Section("efficiency", "body", efficiency.efficiency, "efficiency.md.j2", (OTHERS,)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
     Section("warnings", "body", view.warnings, "warnings.md.j2", (WARNINGS,)),

@@ -52,6 +52,7 @@ from .model import (
     Report,
     gate_counts_failing,
 )
+from .states import suite_test_shown
 
 R = TypeVar("R")
 
@@ -319,12 +320,12 @@ class Cases(Generic[R]):
     cases: Listing[R]
     collapse: bool
     with_baseline: bool = False
-    suite_tests: tuple[SuiteTest, ...] = ()  # flaky: the test over all noisy cases
     divergences: Listing[Divergence] = _NO_BLOCKS
 
     @property
     def visible(self) -> bool:
-        return bool(self.cases.total or self.suite_tests)
+        """Shown only with cases to list: its count is its rows."""
+        return bool(self.cases.total)
 
 
 def improvements(report: Report, detail: Detail) -> Cases[CaseRow]:
@@ -400,9 +401,26 @@ def why(case: CaseDiff, current: Results | None = None) -> str:
 
 def flaky(report: Report, detail: Detail) -> Cases[CaseRow]:
     rows = _listing(OTHERS, report.flaky, detail, _changed_metrics)
-    tests = () if detail.minimal else tuple(report.diff.suite_tests)
     blocks = _divergences(report, detail, "flaky")
-    return Cases(rows, detail.collapse_rest, suite_tests=tests, divergences=blocks)
+    return Cases(rows, detail.collapse_rest, divergences=blocks)
+
+
+@dataclass(frozen=True)
+class SuiteLevel:
+    """The suite-level test, one row per axis it was taken on; none where the reports do
+    not show it (states.suite_test_shown) and in the minimal report."""
+
+    tests: tuple[SuiteTest, ...]
+    collapse: bool
+
+    @property
+    def visible(self) -> bool:
+        return bool(self.tests)
+
+
+def suite_level(report: Report, detail: Detail) -> SuiteLevel:
+    shown = not detail.minimal and suite_test_shown(report.diff)
+    return SuiteLevel(tuple(report.diff.suite_tests) if shown else (), detail.collapse_rest)
 
 
 # ---- the rest -----------------------------------------------------------------------------
@@ -460,9 +478,12 @@ def accept(report: Report, detail: Detail) -> Accept:
 
 @dataclass(frozen=True)
 class Detects:
-    """What the suite-level test could detect in this suite, per axis (one line)."""
+    """What the suite-level test could detect in this suite (one line, docs/statistics.md),
+    and how a single case's regression is caught instead: by re-running the case when
+    confirmation is on, else by its own runs."""
 
     axes: tuple[Sensitivity, ...]
+    reruns: bool  # confirmation re-runs on (`confirm-runs` > 0), or some case was re-run
 
     @property
     def cases(self) -> int:
@@ -478,10 +499,20 @@ class Detects:
         """Too few cases: not even a total loss would be caught 4 times in 5 on any axis."""
         return all(s.smallest is None for s in self.axes)
 
+    @property
+    def alike(self) -> bool:
+        """Every axis reads the same (power in whole percent, the drop caught 4 times in 5):
+        the line says it once, naming no axis."""
+        return len({(round(100 * s.power), s.smallest) for s in self.axes}) == 1
+
 
 def detects(report: Report, detail: Detail) -> Detects:
-    """Nothing in the minimal report, which lists no case."""
-    return Detects(() if detail.minimal else tuple(report.diff.sensitivity))
+    """Nothing in the minimal report, which lists no case; nothing where no case is left to
+    the suite-level test (the line's premise: cases not known to be deterministic)."""
+    diff = report.diff
+    axes = () if detail.minimal else tuple(s for s in diff.sensitivity if s.cases)
+    reruns = bool(report.current.run_config.confirm_runs) or any(c.confirmation for c in diff.cases)
+    return Detects(axes, reruns)
 
 
 @dataclass(frozen=True)

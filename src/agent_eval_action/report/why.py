@@ -13,16 +13,13 @@ from ..compare.model import REGRESSIONS, CaseDiff, Diff, MetricDiff
 from ..results import Results, Status
 from .divergence import divergence_text
 from .labels import case_class, number, plural
+from .states import regressed
 
 WIDTH = 100  # columns of every line
 CASES = 10  # cases explained; the rest are counted
 TEXT_CHARS = 300  # of a user message or an answer
 INDENT = "    "  # a case's lines, under its number
 TITLE = "why: the first divergent turn of each regressed or failing case"
-
-
-def regressed(case: CaseDiff) -> bool:
-    return case.change in REGRESSIONS or any(a in REGRESSIONS for a in case.axes.values())
 
 
 def explained(diff: Diff) -> list[CaseDiff]:
