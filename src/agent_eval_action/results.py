@@ -302,6 +302,10 @@ class Actual(Record, kw_only=True):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = msgspec.field(default_factory=list)
     tool_responses: list[FunctionResponse] = msgspec.field(default_factory=list)
+    # per tool response, the non-empty actions of the event that carried it ("state_delta",
+    # "transfer_to_agent", ...; [] none): a call that did more than answer is never replayed
+    # (--replay-tools). None: not recorded (older Results, runners that do not see events).
+    tool_effects: list[list[str]] | None = None
 
 
 class InvocationRecord(Record, kw_only=True):
@@ -386,6 +390,15 @@ def purpose_fields(why: Purpose | None) -> dict[str, Any]:
     return {"confirms": why.text, "kind": why.kind, "paired_with": why.paired_with}
 
 
+class ToolCounts(Record, kw_only=True):
+    """How a run's tool calls were answered (--tools-from-eval-file, --replay-tools)."""
+
+    from_eval_file: int = 0
+    from_recording: int = 0
+    live: int = 0
+    first_miss: str | None = None  # the first call that found no answer
+
+
 class RunRecord(Record, kw_only=True):
     run: int
     # Its turns (`turns()` reads them): a Results read from a file keeps each run's turns
@@ -410,6 +423,8 @@ class RunRecord(Record, kw_only=True):
     # what ADK logged during the run (the in-process runner: tracebacks in full, at most
     # runners/log_capture.py LOG_CHARS characters); None when nothing was, or not recorded
     log: str | None = None
+    # a run with hermetic tools: how its tool calls were answered; None: every tool ran
+    tools: ToolCounts | None = None
 
     def purpose(self) -> tuple[RunKind, RunKind | None]:
         """Why the run ran: (kind, paired_with), as recorded, else as `confirms` says."""

@@ -45,6 +45,7 @@ from ..results import (
     Source,
     Status,
     Timing,
+    ToolCounts,
     Usage,
     behaviour_fingerprint,
     case_score,
@@ -301,6 +302,7 @@ def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecor
                     final_response=_content(turn.final_response),
                     tool_uses=[record_of(c, FunctionCall) for c in turn.tool_uses],
                     tool_responses=[record_of(r, FunctionResponse) for r in turn.tool_responses],
+                    tool_effects=turn.tool_effects,
                 ),
                 duration_s=None if turn is None else turn.duration_s,
             )
@@ -314,6 +316,7 @@ def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecor
         fingerprint=behaviour_fingerprint(turns),
         stop=trace.simulation.stop if trace.simulation is not None else None,
         log=trace.log,
+        tools=None if trace.tools is None else ToolCounts(**trace.tools.model_dump()),
     )
 
 

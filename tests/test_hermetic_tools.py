@@ -1,0 +1,276 @@
+"""Hermetic tools (docs/hermetic-tools.md): the example agent's tool calls answered from
+main's recording (`--replay-tools`) or from the eval file (`--tools-from-eval-file`), run
+through google-adk's real Runner with tools that raise if they are ever called."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers.adk_agents import write_probe_agent
+from helpers.paths import ROOT
+
+from agent_eval_action.cli import main
+from agent_eval_action.results import Results
+from agent_eval_action.runners.tool_answers import (
+    AnswerBook,
+    CaseAnswers,
+    Entry,
+    HermeticTools,
+    StrictMiss,
+    canonical,
+)
+
+EXAMPLE = ROOT / "examples" / "customer_support"
+FAILS_ON_PURPOSE = "gold_damaged_refund"
+# appended to a copy of the example's tools.py: each tool raises if it is ever run
+RAISING = """
+
+def _raising(tool):
+    import functools
+
+    @functools.wraps(tool)
+    def called_live(*args, **kwargs):
+        raise RuntimeError(f"{tool.__name__} was called live")
+
+    return called_live
+
+
+lookup_order = _raising(lookup_order)
+issue_refund = _raising(issue_refund)
+escalate_to_human = _raising(escalate_to_human)
+track_shipment = _raising(track_shipment)
+"""
+RAN_LIVE = "was called live"
+
+
+def agent_copy(parent: Path, *, raising: bool) -> Path:
+    """The example agent under a fresh package name (Python caches packages by name)."""
+    directory = parent / f"support_{uuid.uuid4().hex[:10]}"
+    shutil.copytree(EXAMPLE, directory, ignore=shutil.ignore_patterns("__pycache__"))
+    if raising:
+        with (directory / "tools.py").open("a") as tools:
+            tools.write(RAISING)
+    return directory
+
+
+def run_example(agent: Path, out: Path, *flags: str) -> int:
+    """`run` of the agent copy's own eval files, the Results to `out`."""
+    return main(["run", str(agent / "evals"), "--agent", str(agent), "--out", str(out), *flags])
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> Path:
+    """Main's baseline of the example, recorded as a push run records it (live tools)."""
+    where = tmp_path_factory.mktemp("main")
+    out = where / "base.json"
+    assert run_example(EXAMPLE, out, "--record-baseline", "--baseline-runs", "1") == 0
+    return out
+
+
+def by_case(path: Path) -> dict:
+    return {case.eval_id: case for case in Results.from_json(path.read_text()).cases}
+
+
+def calls_of(case, *, named=None) -> list[tuple[str, dict]]:
+    return [
+        (call.name, call.args)
+        for run in case.runs
+        for turn in run.turns()
+        if turn.actual is not None
+        for call in turn.actual.tool_uses
+        if named is None or call.name == named
+    ]
+
+
+@pytest.mark.adk
+def test_replay_strict_answers_every_call_from_mains_recording(tmp_path, baseline):
+    agent = agent_copy(tmp_path, raising=True)
+    out = tmp_path / "pr.json"
+    code = run_example(agent, out, "--baseline", str(baseline), "--replay-tools", "--replay-strict")
+    main_cases, pr_cases = by_case(baseline), by_case(out)
+    assert code == 0  # the deliberate failure fails on main too: no regression
+    assert {k: c.status for k, c in pr_cases.items()} == {
+        k: c.status for k, c in main_cases.items()
+    }
+    for eval_id, case in pr_cases.items():
+        [run] = case.runs
+        assert run.error is None and RAN_LIVE not in (run.log or ""), eval_id
+        transfers = len(calls_of(case, named="transfer_to_agent"))
+        assert run.tools is not None and run.tools.first_miss is None, eval_id
+        # every call but transfer_to_agent (ADK's, never answered) came from the recording
+        assert run.tools.from_recording == len(calls_of(case)) - transfers > 0, eval_id
+        assert (run.tools.live, run.tools.from_eval_file) == (transfers, 0), eval_id
+        answers = [t.actual.final_response for t in run.turns()]
+        assert answers == [t.actual.final_response for t in main_cases[eval_id].runs[0].turns()]
+    # the recording knows which calls did more than answer: transfer_to_agent moved control
+    parcel = main_cases["where_is_my_parcel"].runs[0].turns()[0].actual
+    assert parcel.tool_effects == [["transfer_to_agent"], []]
+
+
+def changed_order(evals: Path, eval_id: str, old: str, new: str) -> None:
+    """The PR's eval file asks case `eval_id` about another order: a call main never made."""
+    path = evals / "refund_flow.evalset.json"
+    data = json.loads(path.read_text())
+    case = next(c for c in data["eval_cases"] if c["eval_id"] == eval_id)
+    text = json.dumps(case).replace(old, new)
+    data["eval_cases"][data["eval_cases"].index(case)] = json.loads(text)
+    path.write_text(json.dumps(data, indent=1))
+
+
+@pytest.mark.adk
+def test_a_call_with_new_arguments_errors_under_strict_and_runs_live_without(tmp_path, baseline):
+    strict_agent, live_agent = (agent_copy(tmp_path, raising=r) for r in (True, False))
+    for agent in (strict_agent, live_agent):
+        changed_order(agent / "evals", "unverified_customer", "A-4471", "A-3090")
+    replay = ("--baseline", str(baseline), "--replay-tools")
+    miss = 'turn 1: lookup_order {"order_id":"A-3090"} (no recorded call of this case'
+
+    run_example(strict_agent, tmp_path / "strict.json", *replay, "--replay-strict")
+    strict = by_case(tmp_path / "strict.json")["unverified_customer"]
+    assert strict.status == "errored"
+    [run] = strict.runs
+    assert run.error.startswith("--replay-strict: a tool call found no answer: " + miss)
+    assert RAN_LIVE not in (run.log or "")  # the tool never ran: the run stopped at the miss
+    assert run.tools.first_miss.startswith(miss) and run.tools.live == 0
+    # the other cases still replay (A-3090 is recorded, but for another case only)
+    assert by_case(tmp_path / "strict.json")["damaged_item_refund"].status == "passed"
+
+    run_example(live_agent, tmp_path / "live.json", *replay)
+    [run] = by_case(tmp_path / "live.json")["unverified_customer"].runs
+    assert run.error is None
+    assert run.tools.first_miss.startswith(miss)
+    assert (run.tools.live, run.tools.from_recording) == (1, 0)
+    # the live tool answered: the kettle, not the blender the recording would have said
+    assert "Steel Kettle" in run.turns()[0].actual.final_response.parts[0].text
+
+
+def with_expected_responses(evals: Path, baseline: Path, events_form: str) -> None:
+    """The eval file with each expected call's response written beside it (what main's
+    tools answered), one case in ADK's invocation_events form; the legacy file dropped."""
+    (evals / "order_status.test.json").unlink()
+    recorded = by_case(baseline)
+    path = evals / "refund_flow.evalset.json"
+    data = json.loads(path.read_text())
+    for case in data["eval_cases"]:
+        turns = recorded[case["eval_id"]].runs[0].turns()
+        for invocation, turn in zip(case["conversation"], turns, strict=True):
+            responses = [
+                {"id": f"r{i}", "name": r.name, "response": r.response}
+                for i, r in enumerate(turn.actual.tool_responses)
+            ]
+            uses = invocation["intermediate_data"]["tool_uses"]
+            if case["eval_id"] == FAILS_ON_PURPOSE:
+                continue  # its expected lookup was never made: nothing recorded to give
+            if case["eval_id"] != events_form:
+                invocation["intermediate_data"] = {
+                    "tool_uses": [dict(u, id=f"r{i}") for i, u in enumerate(uses)],
+                    # listed in reverse: paired by id, not by position
+                    "tool_responses": responses[::-1],
+                }
+                continue
+            invocation["intermediate_data"] = {
+                "invocation_events": [
+                    {"author": "support_agent", "content": {"parts": [{"function_call": u}]}}
+                    for u in uses
+                ]
+                + [
+                    {"author": "support_agent", "content": {"parts": [{"function_response": r}]}}
+                    for r in responses
+                ]
+            }
+    path.write_text(json.dumps(data, indent=1))
+
+
+@pytest.mark.adk
+def test_tools_from_eval_file_pass_the_examples_cases_with_every_tool_raising(tmp_path, baseline):
+    agent = agent_copy(tmp_path, raising=True)
+    with_expected_responses(agent / "evals", baseline, events_form="large_refund_escalated")
+    out = tmp_path / "pr.json"
+    run_example(agent, out, "--tools-from-eval-file", "--replay-strict")
+    cases = by_case(out)
+    assert cases.pop(FAILS_ON_PURPOSE).status == "errored"  # its refund has no expected answer
+    assert {c.status for c in cases.values()} == {"passed"} and len(cases) == 4
+    for eval_id, case in cases.items():
+        [run] = case.runs
+        transfers = len(calls_of(case, named="transfer_to_agent"))
+        assert run.tools.from_eval_file == len(calls_of(case)) - transfers > 0, eval_id
+        assert run.tools.first_miss is None and RAN_LIVE not in (run.log or ""), eval_id
+
+
+# --- the answer book: matching, tie-breaks, side effects --------------------------------
+
+
+def book(*recording: Entry, strict: bool = False, turn: int = 0) -> AnswerBook:
+    tools = HermeticTools(replay=True, strict=strict)
+    return AnswerBook(tools, CaseAnswers(recording=recording), turn=turn)
+
+
+def test_arguments_match_canonically_and_the_same_turn_wins():
+    earlier = Entry("lookup", canonical({"id": 1, "n": 2.0}), {"from": "turn 1"}, turn=0)
+    same = Entry("lookup", canonical({"n": 2, "id": 1}), {"from": "turn 2"}, turn=1)
+    answers = book(earlier, same, turn=1)
+    assert answers.answer("lookup", {"n": 2, "id": 1.0}).response == {"from": "turn 2"}
+    # asked again in the turn: the recording's other answer, not yet used
+    assert answers.answer("lookup", {"id": 1, "n": 2}).response == {"from": "turn 1"}
+    assert answers.answer("lookup", {"id": 2, "n": 2}) is None  # other arguments: live
+    assert answers.tally.from_recording == 2 and answers.tally.live == 1
+
+
+@pytest.mark.parametrize(
+    ("effects", "why"),
+    [
+        (("state_delta",), "its recorded call also did state_delta: not replayed"),
+        (None, "recorded without its event's actions (an older baseline): not replayed"),
+    ],
+)
+def test_a_recorded_call_that_did_more_than_answer_is_not_replayed(effects, why):
+    entry = Entry("issue_refund", canonical({"id": "A"}), {"ok": True}, turn=0, effects=effects)
+    live = book(entry)
+    assert live.answer("issue_refund", {"id": "A"}) is None
+    assert live.tally.first_miss == f'turn 1: issue_refund {{"id":"A"}} ({why})'
+    strict = book(entry, strict=True)
+    with pytest.raises(StrictMiss):
+        strict.answer("issue_refund", {"id": "A"})
+    assert strict.strict_miss == live.tally.first_miss and strict.tally.live == 0
+
+
+# --- bad input: one line, exit 2 ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--command", "true", "--tools-from-eval-file"], "give --agent DIR"),
+        (["--agent", str(EXAMPLE), "--replay-tools"], "--replay-tools answers tool calls from"),
+        (["--agent", str(EXAMPLE), "--replay-strict"], "--replay-strict goes with"),
+    ],
+)
+def test_flags_that_cannot_apply_are_one_line_exit_2(capsys, flags, message):
+    code = main(["run", str(EXAMPLE / "evals"), *flags])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.adk
+@pytest.mark.parametrize("callback", ["before_tool_callback", "after_tool_callback"])
+def test_an_agent_with_its_own_tool_callbacks_is_refused(tmp_path, write, capsys, callback):
+    agent = write_probe_agent(tmp_path / "agents")
+    with (agent / "agent.py").open("a") as source:
+        source.write(f"\nroot_agent.{callback} = lambda **kwargs: None\n")
+    write(
+        "evals/probe.evalset.json",
+        {
+            "eval_set_id": "probe_set",
+            "eval_cases": [
+                {"eval_id": "echo", "conversation": [{"user_content": {"parts": [{"text": "hi"}]}}]}
+            ],
+        },
+    )
+    code = main(["run", "evals", "--agent", str(agent), "--tools-from-eval-file"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert f"has its own {callback}" in err[-1] and agent.name in err[-1]
