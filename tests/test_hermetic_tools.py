@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers.action_harness import pr_payload, repository
 from helpers.adk_agents import write_probe_agent
 from helpers.paths import ROOT
 
@@ -90,7 +91,11 @@ def calls_of(case, *, named=None) -> list[tuple[str, dict]]:
 def test_replay_strict_answers_every_call_from_mains_recording(tmp_path, baseline):
     agent = agent_copy(tmp_path, raising=True)
     out = tmp_path / "pr.json"
-    code = run_example(agent, out, "--baseline", str(baseline), "--replay-tools", "--replay-strict")
+    replay = ("--baseline", str(baseline), "--replay-tools", "--replay-strict")
+    # a time budget no run can meet: answered calls take none of the tools' time, so it is
+    # not judged (the tool-call budget still is, and holds)
+    budgets = ("--budget", "invocation_duration_v1=0", "--budget", "tool_call_count_v1=2")
+    code = run_example(agent, out, *replay, *budgets)
     main_cases, pr_cases = by_case(baseline), by_case(out)
     assert code == 0  # the deliberate failure fails on main too: no regression
     assert {k: c.status for k, c in pr_cases.items()} == {
@@ -104,11 +109,14 @@ def test_replay_strict_answers_every_call_from_mains_recording(tmp_path, baselin
         # every call but transfer_to_agent (ADK's, never answered) came from the recording
         assert run.tools.from_recording == len(calls_of(case)) - transfers > 0, eval_id
         assert (run.tools.live, run.tools.from_eval_file) == (transfers, 0), eval_id
+        duration = case.efficiency["invocation_duration_v1"]
+        assert duration.answered and not duration.over_budget and duration.total > 0, eval_id
+        assert not case.efficiency["tool_call_count_v1"].answered
         answers = [t.actual.final_response for t in run.turns()]
         assert answers == [t.actual.final_response for t in main_cases[eval_id].runs[0].turns()]
     # the recording knows which calls did more than answer: transfer_to_agent moved control
-    parcel = main_cases["where_is_my_parcel"].runs[0].turns()[0].actual
-    assert parcel.tool_effects == [["transfer_to_agent"], []]
+    [parcel] = main_cases["where_is_my_parcel"].runs
+    assert parcel.tool_effects == [[["transfer_to_agent"], []]]
 
 
 def changed_order(evals: Path, eval_id: str, old: str, new: str) -> None:
@@ -139,13 +147,20 @@ def test_a_call_with_new_arguments_errors_under_strict_and_runs_live_without(tmp
     # the other cases still replay (A-3090 is recorded, but for another case only)
     assert by_case(tmp_path / "strict.json")["damaged_item_refund"].status == "passed"
 
-    run_example(live_agent, tmp_path / "live.json", *replay)
+    report = tmp_path / "report.md"
+    run_example(
+        live_agent, tmp_path / "live.json", *replay, "--format", "markdown", "--report", str(report)
+    )
     [run] = by_case(tmp_path / "live.json")["unverified_customer"].runs
     assert run.error is None
     assert run.tools.first_miss.startswith(miss)
     assert (run.tools.live, run.tools.from_recording) == (1, 0)
     # the live tool answered: the kettle, not the blender the recording would have said
     assert "Steel Kettle" in run.turns()[0].actual.final_response.parts[0].text
+    # the report says it per case, the miss first
+    lines = report.read_text().split("**Tool calls answered**")[1].strip().splitlines()
+    assert lines[2].startswith("- <code>unverified\\_customer</code>: 1 live; first miss: ")
+    assert "- <code>damaged\\_item\\_refund</code>: 2 from the recording" in lines
 
 
 def with_expected_responses(evals: Path, baseline: Path, events_form: str) -> None:
@@ -274,3 +289,55 @@ def test_an_agent_with_its_own_tool_callbacks_is_refused(tmp_path, write, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert f"has its own {callback}" in err[-1] and agent.name in err[-1]
+
+
+# --- the action: inputs reach the agent stage; push runs record live ----------------------
+
+
+def push_env(runner, sha: str, **inputs: str) -> dict[str, str]:
+    payload = {"ref": "refs/heads/main", "after": sha, "repository": repository()}
+    env = runner.env("push", payload, **inputs)
+    env["GITHUB_SHA"], env["GITHUB_REF"] = sha, "refs/heads/main"
+    return env
+
+
+@pytest.mark.e2e
+@pytest.mark.adk
+def test_the_action_records_live_on_push_and_replays_on_a_pull_request(runner):
+    fake = runner.fake
+    main_shas = fake.linear_history(2)
+    inputs = {"agent": "examples/customer_support", "evals": "examples/customer_support/evals"}
+    inputs |= {"command": "", "baseline": "branch", "replay-tools": "true"}
+    inputs["replay-strict"] = "true"
+    push_run = fake.add_workflow_run(head_sha=main_shas[0], path=".github/workflows/agent-eval.yml")
+    env = push_env(runner, main_shas[0], **inputs)
+    env["GITHUB_RUN_ID"] = str(push_run["id"])
+    done = runner.run(env)
+    assert done.returncode == 0, done.stderr
+    recorded = by_case(runner.out_dir / "results.json")
+    # a push run records main's baseline: its tools ran live, their effects recorded
+    assert all(run.tools is None for case in recorded.values() for run in case.runs)
+    assert all(run.tool_effects is not None for case in recorded.values() for run in case.runs)
+
+    head = fake.linear_history(1, parent=main_shas[1], prefix="pr", branch="feature")[0]
+    fake.add_pull(7, head, main_shas[1])
+    runner.out_dir = runner.tmp / "pr-out"
+    done = runner.run(runner.env("pull_request", pr_payload(7, head, main_shas[1]), **inputs))
+    assert done.returncode == 0, done.stderr
+    replayed = by_case(runner.out_dir / "results.json")
+    for eval_id, case in replayed.items():
+        for run in case.runs:
+            assert run.error is None and run.tools.first_miss is None, eval_id
+            assert run.tools.from_recording > 0 and run.tools.from_eval_file == 0, eval_id
+    assert runner.outputs()["verdict"] == "pass"
+
+
+def test_action_inputs_that_cannot_apply_are_one_line_exit_2(runner):
+    env = runner.env("push", {"ref": "refs/heads/main", "repository": repository()})
+    env["INPUT_REPLAY-TOOLS"] = "true"  # with the default command input, not agent
+    done = runner.run(env)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "error: inputs tools-from-eval-file and replay-tools answer the tool calls of an ADK "
+        "agent run in-process: they need the input agent"
+    ]

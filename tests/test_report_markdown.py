@@ -513,6 +513,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "not_comparable",
         "flaky",
         "efficiency",
+        "hermetic",
         "notes",
         "warnings",
         "legend",

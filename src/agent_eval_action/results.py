@@ -302,10 +302,6 @@ class Actual(Record, kw_only=True):
     final_response: Content | None = None
     tool_uses: list[FunctionCall] = msgspec.field(default_factory=list)
     tool_responses: list[FunctionResponse] = msgspec.field(default_factory=list)
-    # per tool response, the non-empty actions of the event that carried it ("state_delta",
-    # "transfer_to_agent", ...; [] none): a call that did more than answer is never replayed
-    # (--replay-tools). None: not recorded (older Results, runners that do not see events).
-    tool_effects: list[list[str]] | None = None
 
 
 class InvocationRecord(Record, kw_only=True):
@@ -425,6 +421,12 @@ class RunRecord(Record, kw_only=True):
     log: str | None = None
     # a run with hermetic tools: how its tool calls were answered; None: every tool ran
     tools: ToolCounts | None = None
+    # per turn, per tool response of its actual turn, the non-empty actions of the event that
+    # carried it ("state_delta", "transfer_to_agent", ...; [] none), which --replay-tools
+    # reads: a call that did more than answer is never replayed. None (the run's, or a
+    # turn's): not recorded (older Results, runners that see no event actions). Kept beside
+    # the turns, not in them, so that older Results' turns write back unchanged.
+    tool_effects: list[list[list[str]] | None] | None = None
 
     def purpose(self) -> tuple[RunKind, RunKind | None]:
         """Why the run ran: (kind, paired_with), as recorded, else as `confirms` says."""
@@ -525,6 +527,9 @@ class EfficiencyResult(Record, kw_only=True):
     invocations: tuple[tuple[Amount | None, ...], ...] = ()  # per turn
     budget: Amount | None = None  # --budget for this metric, if one was set
     over_budget: bool = False  # the total is above the budget
+    # a timed metric of a case whose runs had tool calls answered instead of run (hermetic
+    # tools): its time leaves the tools' out, so no budget judges it and no change is said
+    answered: bool = False
 
 
 class CaseResult(Record, kw_only=True):

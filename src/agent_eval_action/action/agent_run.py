@@ -143,6 +143,18 @@ def suite_arguments(
     return shared
 
 
+def hermetic_arguments(settings: Settings, baseline: Path | None, *, gate: bool) -> list[str]:
+    """The agent stage's hermetic-tools flags (docs/hermetic-tools.md). Tool calls replay only
+    on a run that gates on a baseline (a pull request's): a push run records main's
+    baseline, and so runs its tools live, or the recordings would never be renewed."""
+    flags = ["--tools-from-eval-file"] if settings.tools_from_eval_file else []
+    if settings.replay_tools and gate and baseline is not None:
+        flags.append("--replay-tools")
+    if settings.replay_strict and flags:
+        flags.append("--replay-strict")
+    return flags
+
+
 def run_arguments(
     settings: Settings,
     results: Path,
@@ -159,6 +171,7 @@ def run_arguments(
     only lends its verdicts and durations, and nothing fails on it."""
     shared = suite_arguments(settings, baseline)
     run_cases = ["run-cases", *shared, *agent_arguments(settings)]
+    run_cases += hermetic_arguments(settings, baseline, gate=gate)
     score = ["score", *shared, "--out", str(results)]
     if settings.judge_model:
         score += ["--judge-model", settings.judge_model]

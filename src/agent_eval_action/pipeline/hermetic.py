@@ -77,9 +77,9 @@ def hermetic_tools(options: RunOptions, plan: Plan, baseline: Baseline) -> Herme
 def _recorded_turns(case: CaseResult) -> Iterator[RecordedTurn]:
     """A baseline case's finished turns, run by run (as recorded), turn by turn."""
     for run in case.runs:
+        effects = run.tool_effects or []
         for index, turn in enumerate(run.turns()):
             actual = turn.actual
             if actual is not None:
-                yield RecordedTurn(
-                    index, actual.tool_uses, actual.tool_responses, actual.tool_effects
-                )
+                done = effects[index] if index < len(effects) else None
+                yield RecordedTurn(index, actual.tool_uses, actual.tool_responses, done)
