@@ -10,11 +10,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.action_harness import pr_payload, repository
 from helpers.adk_agents import write_probe_agent
-from helpers.paths import ROOT
+from helpers.layout import github_layout
+from helpers.paths import ISOLATED, ROOT
 
+from agent_eval_action.action.agent_run import hermetic_arguments
+from agent_eval_action.action.settings import parse_settings
 from agent_eval_action.cli import main
+from agent_eval_action.errors import InputError
 from agent_eval_action.results import Results
 from agent_eval_action.runners.tool_answers import (
     AnswerBook,
@@ -291,53 +294,58 @@ def test_an_agent_with_its_own_tool_callbacks_is_refused(tmp_path, write, capsys
     assert f"has its own {callback}" in err[-1] and agent.name in err[-1]
 
 
-# --- the action: inputs reach the agent stage; push runs record live ----------------------
+# --- the action: the inputs reach the PR's agent stage; push runs record live ------------
 
 
-def push_env(runner, sha: str, **inputs: str) -> dict[str, str]:
-    payload = {"ref": "refs/heads/main", "after": sha, "repository": repository()}
-    env = runner.env("push", payload, **inputs)
-    env["GITHUB_SHA"], env["GITHUB_REF"] = sha, "refs/heads/main"
-    return env
+@pytest.mark.parametrize(
+    ("gate", "baseline", "flags"),
+    [
+        (True, True, ["--tools-from-eval-file", "--replay-tools", "--replay-strict"]),
+        (False, True, ["--tools-from-eval-file", "--replay-strict"]),  # a push records live
+        (True, False, ["--tools-from-eval-file", "--replay-strict"]),  # nothing to replay
+    ],
+)
+def test_the_agent_stage_replays_only_when_it_gates_on_a_baseline(gate, baseline, flags):
+    env = {f"INPUT_{name.upper()}": "true" for name in INPUTS}
+    settings = parse_settings({"INPUT_AGENT": "agent", **env})
+    assert hermetic_arguments(settings, Path("b.json") if baseline else None, gate=gate) == flags
+
+
+INPUTS = ("tools-from-eval-file", "replay-tools", "replay-strict")
 
 
 @pytest.mark.e2e
 @pytest.mark.adk
-def test_the_action_records_live_on_push_and_replays_on_a_pull_request(runner):
-    fake = runner.fake
-    main_shas = fake.linear_history(2)
-    inputs = {"agent": "examples/customer_support", "evals": "examples/customer_support/evals"}
-    inputs |= {"command": "", "baseline": "branch", "replay-tools": "true"}
-    inputs["replay-strict"] = "true"
-    push_run = fake.add_workflow_run(head_sha=main_shas[0], path=".github/workflows/agent-eval.yml")
-    env = push_env(runner, main_shas[0], **inputs)
-    env["GITHUB_RUN_ID"] = str(push_run["id"])
-    done = runner.run(env)
-    assert done.returncode == 0, done.stderr
-    recorded = by_case(runner.out_dir / "results.json")
-    # a push run records main's baseline: its tools ran live, their effects recorded
-    assert all(run.tools is None for case in recorded.values() for run in case.runs)
-    assert all(run.tool_effects is not None for case in recorded.values() for run in case.runs)
-
-    head = fake.linear_history(1, parent=main_shas[1], prefix="pr", branch="feature")[0]
-    fake.add_pull(7, head, main_shas[1])
-    runner.out_dir = runner.tmp / "pr-out"
-    done = runner.run(runner.env("pull_request", pr_payload(7, head, main_shas[1]), **inputs))
-    assert done.returncode == 0, done.stderr
-    replayed = by_case(runner.out_dir / "results.json")
-    for eval_id, case in replayed.items():
+@ISOLATED
+def test_the_action_replays_mains_recording_for_the_prs_agent_as_its_user(
+    tmp_path, runner, baseline
+):
+    """Through the image's entry point, as root, the PR's agent under a user of its own: its
+    tools raise if called, and every call is answered from main's recorded baseline."""
+    with github_layout("") as layout:
+        agent = agent_copy(layout.workspace, raising=True)
+        recorded = layout.base / "main-results.json"
+        shutil.copy(baseline, recorded)
+        recorded.chmod(0o644)
+        done = layout.run(
+            runner,
+            agent=agent.name,
+            command="",
+            evals=f"{agent.name}/evals",
+            baseline=str(recorded),
+            **{"replay-tools": "true", "replay-strict": "true"},
+        )
+        assert done.returncode == 0, done.stderr
+        cases = by_case(layout.out / "results.json")
+    assert len(cases) == 6
+    for eval_id, case in cases.items():
         for run in case.runs:
-            assert run.error is None and run.tools.first_miss is None, eval_id
-            assert run.tools.from_recording > 0 and run.tools.from_eval_file == 0, eval_id
-    assert runner.outputs()["verdict"] == "pass"
+            assert run.error is None and RAN_LIVE not in (run.log or ""), eval_id
+            assert run.tools.first_miss is None and run.tools.from_recording > 0, eval_id
 
 
-def test_action_inputs_that_cannot_apply_are_one_line_exit_2(runner):
-    env = runner.env("push", {"ref": "refs/heads/main", "repository": repository()})
-    env["INPUT_REPLAY-TOOLS"] = "true"  # with the default command input, not agent
-    done = runner.run(env)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [
-        "error: inputs tools-from-eval-file and replay-tools answer the tool calls of an ADK "
-        "agent run in-process: they need the input agent"
-    ]
+def test_action_inputs_that_cannot_apply_are_one_line_exit_2():
+    with pytest.raises(InputError, match="they need the input agent"):
+        parse_settings({"INPUT_COMMAND": "x", "INPUT_REPLAY-TOOLS": "true"})
+    with pytest.raises(InputError, match="replay-strict goes with"):
+        parse_settings({"INPUT_AGENT": "a", "INPUT_REPLAY-STRICT": "true"})
