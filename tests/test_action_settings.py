@@ -21,7 +21,8 @@ DESIGN_INPUTS = {
     "concurrency", "confirm-runs", "confirm-limit", "baseline-runs", "paired", "history", "trajectory-policy", "mode", "baseline", "baseline-artifact",
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "requirements", "timeout",
-    "initial-session", "strip-thoughts", "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
+    "initial-session", "strip-thoughts", "tools-from-eval-file", "replay-tools", "replay-strict",
+    "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",
@@ -47,6 +48,9 @@ DESIGN_DEFAULTS = {
     "accept-label": "agent-eval:accept",
     "allow-fork-dispatch": "false",
     "strip-thoughts": "false",
+    "tools-from-eval-file": "false",
+    "replay-tools": "false",
+    "replay-strict": "false",
     "github-token": "${{ github.token }}",
 }
 

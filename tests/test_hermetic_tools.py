@@ -18,6 +18,7 @@ from agent_eval_action.action.agent_run import hermetic_arguments
 from agent_eval_action.action.settings import parse_settings
 from agent_eval_action.cli import main
 from agent_eval_action.errors import InputError
+from agent_eval_action.pipeline.suite import load_suite
 from agent_eval_action.results import Results
 from agent_eval_action.runners.tool_answers import (
     AnswerBook,
@@ -26,6 +27,7 @@ from agent_eval_action.runners.tool_answers import (
     HermeticTools,
     StrictMiss,
     canonical,
+    from_eval_case,
 )
 
 EXAMPLE = ROOT / "examples" / "customer_support"
@@ -167,10 +169,16 @@ def test_a_call_with_new_arguments_errors_under_strict_and_runs_live_without(tmp
 
 
 def with_expected_responses(evals: Path, baseline: Path, events_form: str) -> None:
-    """The eval file with each expected call's response written beside it (what main's
-    tools answered), one case in ADK's invocation_events form; the legacy file dropped."""
-    (evals / "order_status.test.json").unlink()
+    """The eval files with each expected call's response written beside it (what main's
+    tools answered): one case in ADK's invocation_events form, the legacy rows'
+    `mock_tool_output`."""
     recorded = by_case(baseline)
+    legacy = evals / "order_status.test.json"
+    rows = json.loads(legacy.read_text())
+    for row, turn in zip(rows, recorded["order_status"].runs[0].turns(), strict=True):
+        for use, response in zip(row["expected_tool_use"], turn.actual.tool_responses, strict=True):
+            use["mock_tool_output"] = response.response
+    legacy.write_text(json.dumps(rows, indent=1))
     path = evals / "refund_flow.evalset.json"
     data = json.loads(path.read_text())
     for case in data["eval_cases"]:
@@ -211,7 +219,7 @@ def test_tools_from_eval_file_pass_the_examples_cases_with_every_tool_raising(tm
     run_example(agent, out, "--tools-from-eval-file", "--replay-strict")
     cases = by_case(out)
     assert cases.pop(FAILS_ON_PURPOSE).status == "errored"  # its refund has no expected answer
-    assert {c.status for c in cases.values()} == {"passed"} and len(cases) == 4
+    assert {c.status for c in cases.values()} == {"passed"} and len(cases) == 5
     for eval_id, case in cases.items():
         [run] = case.runs
         transfers = len(calls_of(case, named="transfer_to_agent"))
@@ -349,3 +357,37 @@ def test_action_inputs_that_cannot_apply_are_one_line_exit_2():
         parse_settings({"INPUT_COMMAND": "x", "INPUT_REPLAY-TOOLS": "true"})
     with pytest.raises(InputError, match="replay-strict goes with"):
         parse_settings({"INPUT_AGENT": "a", "INPUT_REPLAY-STRICT": "true"})
+
+
+def test_legacy_mock_tool_outputs_are_the_expected_responses_up_to_the_first_without(write):
+    write(
+        "evals/faq.test.json",
+        [
+            {
+                "query": "Where is A-1?",
+                "expected_tool_use": [
+                    {
+                        "tool_name": "lookup",
+                        "tool_input": {"id": "A-1"},
+                        "mock_tool_output": "late",
+                    },
+                    {"tool_name": "track", "tool_input": {"id": "A-1"}},
+                    {"tool_name": "notify", "tool_input": {}, "mock_tool_output": {"sent": True}},
+                ],
+                "reference": "It is late.",
+            }
+        ],
+    )
+    [eval_set] = load_suite(["evals"], None, None).eval_sets
+    [turn] = eval_set.cases[0].conversation
+    # a string is wrapped as ADK wraps a tool's non-dict result; notify's output would pair
+    # with track by position, so it is left out
+    assert [(r.name, r.response) for r in turn.intermediate_data.tool_responses] == [
+        ("lookup", {"result": "late"})
+    ]
+    [entry] = from_eval_case(eval_set.cases[0])
+    assert (entry.name, entry.args, entry.response) == (
+        "lookup",
+        '{"id":"A-1"}',
+        {"result": "late"},
+    )
