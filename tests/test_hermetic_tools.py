@@ -235,6 +235,23 @@ def book(*recording: Entry, strict: bool = False, turn: int = 0) -> AnswerBook:
     return AnswerBook(tools, CaseAnswers(recording=recording), turn=turn)
 
 
+def test_run_n_replays_mains_run_n_first():
+    first = Entry("lookup", canonical({"id": 1}), {"from": "run 1"}, turn=0, run=1)
+    second = Entry("lookup", canonical({"id": 1}), {"from": "run 2"}, turn=0, run=2)
+    elsewhere = Entry("lookup", canonical({"id": 1}), {"from": "run 2, turn 2"}, turn=1, run=2)
+    tools = HermeticTools(replay=True)
+    answers = CaseAnswers(recording=(first, elsewhere, second))
+    assert tools.book("s", "c", 2).answers == CaseAnswers()  # another case has no answers
+    book_2 = AnswerBook(tools, answers, run=2)
+    assert [book_2.answer("lookup", {"id": 1}).response["from"] for _ in range(3)] == [
+        "run 2",
+        "run 1",
+        "run 2, turn 2",
+    ]
+    book_3 = AnswerBook(tools, answers, run=3)  # a run main did not have: in recorded order
+    assert book_3.answer("lookup", {"id": 1}).response == {"from": "run 1"}
+
+
 def test_arguments_match_canonically_and_the_same_turn_wins():
     earlier = Entry("lookup", canonical({"id": 1, "n": 2.0}), {"from": "turn 1"}, turn=0)
     same = Entry("lookup", canonical({"n": 2, "id": 1}), {"from": "turn 2"}, turn=1)

@@ -82,4 +82,6 @@ def _recorded_turns(case: CaseResult) -> Iterator[RecordedTurn]:
             actual = turn.actual
             if actual is not None:
                 done = effects[index] if index < len(effects) else None
-                yield RecordedTurn(index, actual.tool_uses, actual.tool_responses, done)
+                yield RecordedTurn(
+                    index, actual.tool_uses, actual.tool_responses, done, run=run.run
+                )

@@ -249,7 +249,9 @@ async def run_adk_suite(
         # What the case-run's tools start carries its mark; what detached goes at its end.
         # What ADK logs meanwhile goes to the case-run's log.
         label = str(request.run_key)
-        book = None if tools is None else tools.book(request.eval_set_id, request.eval_id)
+        book = (
+            None if tools is None else tools.book(request.eval_set_id, request.eval_id, request.run)
+        )
         with reaper.case(), log_capture.case(label, describe) as log:
             trace = await run_case_run(
                 request,

@@ -12,8 +12,10 @@ Two sources, each asked only when its flag is given:
   transferred, escalated, wrote artifacts, asked for auth: any non-empty action) is not
   replayed, nor is one recorded without its actions (Results written before they were).
 
-A call is matched by tool name and canonical arguments. Among recorded matches the same
-turn comes first, then the other turns in order of run and turn; within those, a recorded
+A call is matched by tool name and canonical arguments. Among recorded matches, those of
+the same run number and turn come first (run N replays main's run N where it makes the
+same calls, so N runs replay N recorded runs, not one of them N times), then the same turn
+of other runs, then every other turn, in order of run and turn; within each, a recorded
 call not yet used by this case-run first, so a call made twice gets both answers in order.
 """
 
@@ -85,6 +87,7 @@ class Entry:
     turn: int  # 0-based
     # what its recorded event did besides answering; None: not recorded (never replayed)
     effects: tuple[str, ...] | None = ()
+    run: int = 0  # the recorded run's number (0: none, the eval file)
 
 
 def paired(calls: Sequence[Call], responses: Sequence[Response]) -> list[tuple[Call, int | None]]:
@@ -108,6 +111,7 @@ def _entries(
     calls: Sequence[Call],
     responses: Sequence[Response],
     effects_of: Sequence[Sequence[str]] | Literal["none"] | None = "none",
+    run: int = 0,
 ) -> list[Entry]:
     """The answerable calls of one turn. `effects_of`: per response, what its event did
     (a recording); None: a recording without them; "none": nothing to record (the eval file)."""
@@ -121,7 +125,7 @@ def _entries(
             recorded = None
         elif effects_of != "none":
             recorded = tuple(effects_of[index]) if index < len(effects_of) else None
-        entries.append(Entry(call.name, canonical(call.args), response, turn, recorded))
+        entries.append(Entry(call.name, canonical(call.args), response, turn, recorded, run))
     return entries
 
 
@@ -158,13 +162,14 @@ class RecordedTurn:
     calls: Sequence[Call]
     responses: Sequence[Response]
     effects: Sequence[Sequence[str]] | None
+    run: int = 0
 
 
 def from_recording(turns: Iterable[RecordedTurn]) -> list[Entry]:
     """The answers of a case's recorded turns, in the order given (run, then turn)."""
     entries: list[Entry] = []
     for turn in turns:
-        entries += _entries(turn.turn, turn.calls, turn.responses, turn.effects)
+        entries += _entries(turn.turn, turn.calls, turn.responses, turn.effects, turn.run)
     return entries
 
 
@@ -185,8 +190,9 @@ class HermeticTools:
     strict: bool = False
     cases: Mapping[tuple[str, str], CaseAnswers] = field(default_factory=dict)
 
-    def book(self, eval_set_id: str, eval_id: str) -> AnswerBook:
-        return AnswerBook(self, self.cases.get((eval_set_id, eval_id), CaseAnswers()))
+    def book(self, eval_set_id: str, eval_id: str, run: int = 0) -> AnswerBook:
+        """The answer book of run `run` of a case."""
+        return AnswerBook(self, self.cases.get((eval_set_id, eval_id), CaseAnswers()), run=run)
 
 
 class StrictMiss(Exception):
@@ -201,11 +207,13 @@ class Answer:
 
 @dataclass
 class AnswerBook:
-    """One case-run's answers and its tally; `turn` is the current turn (0-based)."""
+    """One case-run's answers and its tally; `turn` is the current turn (0-based), `run`
+    the case-run's number."""
 
     tools: HermeticTools
     answers: CaseAnswers
     turn: int = 0
+    run: int = 0
     tally: ToolTally = field(default_factory=ToolTally)
     strict_miss: str | None = None  # set once a call missed under --replay-strict
     _used: set[int] = field(default_factory=set)  # ids of the entries already answered
@@ -263,8 +271,8 @@ class AnswerBook:
         matches = [e for e in entries if e.name == name and e.args == key]
         if same_turn_only:
             matches = [e for e in matches if e.turn == self.turn]
-        else:  # the same turn first (stable: run and turn order kept within each)
-            matches.sort(key=lambda e: e.turn != self.turn)
+        else:  # the same run and turn, then the same turn (stable: recorded order kept)
+            matches.sort(key=lambda e: (e.turn != self.turn, e.run != self.run))
         fresh = [e for e in matches if id(e) not in self._used]
         if not matches:
             return None
