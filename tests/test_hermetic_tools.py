@@ -298,12 +298,32 @@ def test_flags_that_cannot_apply_are_one_line_exit_2(capsys, flags, message):
     assert code == 2 and message in err and len(err.splitlines()) == 1
 
 
+TOOL_PLUGIN = """
+
+class Guard(BasePlugin):
+    async def on_tool_error_callback(self, *, tool, tool_args, tool_context, error):
+        return {"error": "handled"}
+
+
+app.plugins.append(Guard(name="guard"))
+"""
+
+
 @pytest.mark.adk
-@pytest.mark.parametrize("callback", ["before_tool_callback", "after_tool_callback"])
-def test_an_agent_with_its_own_tool_callbacks_is_refused(tmp_path, write, capsys, callback):
-    agent = write_probe_agent(tmp_path / "agents")
+@pytest.mark.parametrize(
+    ("export", "code", "refused"),
+    [
+        ("root_agent", "\nroot_agent.before_tool_callback = lambda **kw: None\n", "agent 'probe' has its own before_tool_callback"),
+        ("root_agent", "\nroot_agent.after_tool_callback = lambda **kw: None\n", "agent 'probe' has its own after_tool_callback"),
+        ("app", TOOL_PLUGIN, "the app's plugin 'guard' defines on_tool_error_callback"),
+    ],
+)  # fmt: skip
+def test_an_agent_with_its_own_tool_callbacks_is_refused(
+    tmp_path, write, capsys, export, code, refused
+):
+    agent = write_probe_agent(tmp_path / "agents", export=export)
     with (agent / "agent.py").open("a") as source:
-        source.write(f"\nroot_agent.{callback} = lambda **kwargs: None\n")
+        source.write(code)
     write(
         "evals/probe.evalset.json",
         {
@@ -316,7 +336,7 @@ def test_an_agent_with_its_own_tool_callbacks_is_refused(tmp_path, write, capsys
     code = main(["run", "evals", "--agent", str(agent), "--tools-from-eval-file"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
-    assert f"has its own {callback}" in err[-1] and agent.name in err[-1]
+    assert refused in err[-1] and err[-1].startswith(f"error: {agent.as_posix()}: ")
 
 
 # --- the action: the inputs reach the PR's agent stage; push runs record live ------------
@@ -408,3 +428,49 @@ def test_legacy_mock_tool_outputs_are_the_expected_responses_up_to_the_first_wit
         '{"id":"A-1"}',
         {"result": "late"},
     )
+
+
+SWALLOWING = """
+
+from google.adk.agents import BaseAgent
+from google.adk.events import Event
+
+
+class Swallowing(BaseAgent):
+    \"\"\"Runs its sub-agent and turns any exception into an ordinary answer.\"\"\"
+
+    async def _run_async_impl(self, ctx):
+        try:
+            async for event in self.sub_agents[0].run_async(ctx):
+                yield event
+        except Exception:
+            text = types.Content(role="model", parts=[types.Part(text="all fine")])
+            yield Event(author=self.name, invocation_id=ctx.invocation_id, content=text)
+
+
+_inner = root_agent
+root_agent = Swallowing(name="swallowing", sub_agents=[_inner])
+"""
+
+
+@pytest.mark.adk
+def test_a_strict_miss_errors_the_run_even_when_the_agent_swallows_the_exception(tmp_path, write):
+    agent = write_probe_agent(tmp_path / "agents")
+    with (agent / "agent.py").open("a") as source:
+        source.write(SWALLOWING)
+    turn = {
+        "user_content": {"parts": [{"text": "whoami"}]},
+        "final_response": {"parts": [{"text": "all fine"}]},
+    }
+    write("evals/probe.evalset.json", {"eval_set_id": "probe_set", "eval_cases": [
+        {"eval_id": "who", "conversation": [turn]}]})  # fmt: skip
+    out = tmp_path / "r.json"
+    args = ["run", "evals", "--agent", str(agent), "--out", str(out)]
+    main([*args, "--tools-from-eval-file"])
+    [run] = by_case(out)["who"].runs
+    # without strict the miss runs live, and the agent answers from the tool
+    assert run.error is None and run.tools.live == 1 and run.tools.first_miss
+    main([*args, "--tools-from-eval-file", "--replay-strict"])
+    [run] = by_case(out)["who"].runs
+    assert run.turns()[0].actual.final_response.parts[0].text == "all fine"  # it swallowed it
+    assert run.error.startswith("--replay-strict: a tool call found no answer: turn 1: whoami {}")

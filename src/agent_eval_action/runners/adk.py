@@ -315,7 +315,7 @@ def refuse_tool_callbacks(agent: LoadedAgent) -> None:
         for name in TOOL_CALLBACKS:
             if getattr(type(plugin), name, None) is not getattr(BasePlugin, name):
                 raise RunnerStartError(
-                    f"{where}: the app's plugin {getattr(plugin, 'name', '?')!r} has a {name}, "
+                    f"{where}: the app's plugin {getattr(plugin, 'name', '?')!r} defines {name}, "
                     "which answered tool calls would skip or run twice: --tools-from-eval-file "
                     "and --replay-tools need an app without tool-callback plugins"
                 )
