@@ -474,3 +474,17 @@ def test_a_strict_miss_errors_the_run_even_when_the_agent_swallows_the_exception
     [run] = by_case(out)["who"].runs
     assert run.turns()[0].actual.final_response.parts[0].text == "all fine"  # it swallowed it
     assert run.error.startswith("--replay-strict: a tool call found no answer: turn 1: whoami {}")
+
+
+def test_paired_runs_on_the_merge_base_answer_tool_calls_as_the_prs_runs_do(tmp_path):
+    from agent_eval_action.cli import build_parser
+    from agent_eval_action.cli.paired import stage_arguments
+
+    base = tmp_path / "main.json"
+    argv = ["run", "evals", "--agent", "a", "--baseline", str(base), "--paired", "HEAD"]
+    hermetic = ["--tools-from-eval-file", "--replay-tools", "--replay-strict"]
+    args = build_parser().parse_args([*argv, *hermetic])
+    stage = stage_arguments(args)
+    assert stage[stage.index("--replay-tools") + 1 :][:2] == ["--baseline", str(base.resolve())]
+    assert {"--tools-from-eval-file", "--replay-strict"} <= set(stage)
+    assert not set(hermetic) & set(stage_arguments(build_parser().parse_args(argv)))

@@ -290,7 +290,12 @@ def run_evals(
         """The round's cases once more, on the merge-base's code, as main's own user."""
         assert paired is not None
         # main's stage runs in its worktree, on the PR's eval files where they are
-        made = paired.stage(suite_arguments(settings, baseline, Path.cwd()), wanted, run, private)
+        # the merge-base's runs answer tool calls as the PR's rounds do
+        main_side = [
+            *suite_arguments(settings, baseline, Path.cwd()),
+            *hermetic_arguments(settings, baseline, gate=True),
+        ]
+        made = paired.stage(main_side, wanted, run, private)
         if made is None:
             return
         main_env = agent_environment(made.user, made.added, (Path.cwd(), made.tree))
