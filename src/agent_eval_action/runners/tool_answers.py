@@ -48,7 +48,7 @@ class Response(Protocol):
     def id(self) -> str | None: ...
 
 
-Source = Literal["eval_file", "recording"]
+AnswerSource = Literal["eval_file", "recording"]
 # the ADK tools that act on the session rather than on the world: never answered
 SESSION_TOOLS = frozenset({"transfer_to_agent", "exit_loop"})
 ARGS_SHOWN = 200  # characters of a missed call's arguments kept in its description
@@ -200,9 +200,9 @@ class StrictMiss(Exception):
 
 
 @dataclass
-class Answer:
+class ToolAnswer:
     response: dict[str, Any]
-    source: Source
+    source: AnswerSource
 
 
 @dataclass
@@ -218,7 +218,7 @@ class AnswerBook:
     strict_miss: str | None = None  # set once a call missed under --replay-strict
     _used: set[int] = field(default_factory=set)  # ids of the entries already answered
 
-    def answer(self, name: str, args: Mapping[str, Any] | None) -> Answer | None:
+    def answer(self, name: str, args: Mapping[str, Any] | None) -> ToolAnswer | None:
         """The answer to a call, counted; None: the tool runs (counted as live). Under
         --replay-strict a miss raises StrictMiss instead (and is kept in `strict_miss`)."""
         key = canonical(args)
@@ -227,12 +227,12 @@ class AnswerBook:
             found = self._pick(self.answers.eval_file, name, key, same_turn_only=True)
             if found is not None:
                 self.tally.from_eval_file += 1
-                return Answer(found.response, "eval_file")
+                return ToolAnswer(found.response, "eval_file")
         if self.tools.replay:
             found = self._pick(self.answers.recording, name, key, same_turn_only=False)
             if found is not None and found.effects == ():
                 self.tally.from_recording += 1
-                return Answer(found.response, "recording")
+                return ToolAnswer(found.response, "recording")
             if found is not None:
                 refused = (
                     "recorded without its event's actions (an older baseline): not replayed"
