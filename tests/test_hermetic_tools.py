@@ -488,3 +488,21 @@ def test_paired_runs_on_the_merge_base_answer_tool_calls_as_the_prs_runs_do(tmp_
     assert stage[stage.index("--replay-tools") + 1 :][:2] == ["--baseline", str(base.resolve())]
     assert {"--tools-from-eval-file", "--replay-strict"} <= set(stage)
     assert not set(hermetic) & set(stage_arguments(build_parser().parse_args(argv)))
+
+
+@pytest.mark.adk
+def test_an_unusable_baseline_replays_nothing_and_says_so(tmp_path, baseline, capsys):
+    newer = json.loads(baseline.read_text())
+    newer["schema"] = "agent-eval-results/9"
+    unusable = tmp_path / "newer.json"
+    unusable.write_text(json.dumps(newer))
+    out = tmp_path / "pr.json"
+    assert run_example(EXAMPLE, out, "--baseline", str(unusable), "--replay-tools") in (0, 1)
+    warning = "warning: --replay-tools: "
+    assert warning in capsys.readouterr().err
+    results = Results.from_json(out.read_text())
+    assert any(
+        w.startswith(warning) and w.endswith("every tool call runs live") for w in results.warnings
+    )
+    runs = [run for case in results.cases for run in case.runs]
+    assert all(run.tools.from_recording == 0 and run.tools.live > 0 for run in runs)

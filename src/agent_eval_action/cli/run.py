@@ -86,7 +86,7 @@ def prepare(
         shard=shard,
         import_custom=agent,
     )
-    tools = hermetic_tools(options, job.plan, job.baseline) if agent else None
+    tools = hermetic_tools(options, job.plan, job.baseline, job.warnings) if agent else None
     if tools is not None:
         runner = runner_from_args(args, tools)
     return job, gate, runner

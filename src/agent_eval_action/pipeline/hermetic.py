@@ -48,15 +48,20 @@ def check_flags(options: RunOptions, *, agent: bool, baseline: str | None) -> No
         raise InputError(NEEDS_BASELINE)
 
 
-def hermetic_tools(options: RunOptions, plan: Plan, baseline: Baseline) -> HermeticTools | None:
+def hermetic_tools(
+    options: RunOptions, plan: Plan, baseline: Baseline, warnings: list[str] | None = None
+) -> HermeticTools | None:
     """The answers of every planned case; None when neither flag is given. A baseline that
-    could not be used (its reason was warned about) replays nothing: every call runs live,
-    and strict applies to the eval file's answers only."""
+    could not be used replays nothing: every call runs live (said on stderr and added to
+    `warnings`, the Results'), and strict applies to the eval file's answers only."""
     if not (options.tools_from_eval_file or options.replay_tools):
         return None
     replay = options.replay_tools and baseline.results is not None
     if options.replay_tools and not replay:
-        print(NO_RECORDING.format(why=baseline.reason or "no usable baseline"), file=sys.stderr)
+        warning = NO_RECORDING.format(why=baseline.reason or "no usable baseline")
+        print(warning, file=sys.stderr)
+        if warnings is not None:
+            warnings.append(warning)
     recorded = (
         {(c.eval_set_id, c.eval_id): c for c in baseline.results.cases}
         if replay and baseline.results is not None
