@@ -22,7 +22,8 @@ DESIGN_INPUTS = {
     "baseline-workflow", "baseline-branch", "fail-on", "min-delta", "comment",
     "check-name", "output-dir", "shard", "judge-model", "judge-models", "judge-max-calls",
     "requirements", "timeout",
-    "initial-session", "strip-thoughts", "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
+    "initial-session", "strip-thoughts", "tools-from-eval-file", "replay-tools", "replay-strict",
+    "budgets", "accept-label", "allow-fork-dispatch", "github-token", "judge-api-key",
 }  # fmt: skip
 DESIGN_OUTPUTS = {
     "verdict", "regressions", "trajectory-regressions", "response-regressions",
@@ -49,6 +50,9 @@ DESIGN_DEFAULTS = {
     "allow-fork-dispatch": "false",
     "strip-thoughts": "false",
     "judge-max-calls": "5000",
+    "tools-from-eval-file": "false",
+    "replay-tools": "false",
+    "replay-strict": "false",
     "github-token": "${{ github.token }}",
 }
 

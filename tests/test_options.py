@@ -34,6 +34,9 @@ def test_empty_inputs_give_the_declared_defaults() -> None:
     assert settings.budgets == DEFAULTS.run.budgets
     assert settings.initial_session == DEFAULTS.run.initial_session
     assert settings.paired == DEFAULTS.run.paired
+    assert settings.tools_from_eval_file == DEFAULTS.run.tools_from_eval_file
+    assert settings.replay_tools == DEFAULTS.run.replay_tools
+    assert settings.replay_strict == DEFAULTS.run.replay_strict
 
 
 def test_the_cli_flags_default_to_the_same_options() -> None:
@@ -48,6 +51,12 @@ def test_the_cli_flags_default_to_the_same_options() -> None:
         assert args.strip_thoughts == DEFAULTS.run.strip_thoughts
         assert tuple(args.budget) == DEFAULTS.run.budgets
         assert args.initial_session == DEFAULTS.run.initial_session
+    for command in ("run", "run-cases"):
+        extra = ["--traces", "t"] if command == "run-cases" else []
+        args = parser.parse_args([command, "e.json", "--agent", "a", *extra])
+        assert args.tools_from_eval_file == DEFAULTS.run.tools_from_eval_file
+        assert args.replay_tools == DEFAULTS.run.replay_tools
+        assert args.replay_strict == DEFAULTS.run.replay_strict
     run = parser.parse_args(["run", "e.json", "--command", "x"])
     assert (run.paired is not None) == DEFAULTS.run.paired  # --paired REF turns it on
     args = parser.parse_args(["compare", "--baseline", "b", "--current", "c"])

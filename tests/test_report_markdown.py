@@ -514,6 +514,7 @@ def test_the_sections_give_the_order_the_steps_and_the_note():
         "flaky",
         "suite_level",
         "efficiency",
+        "hermetic",
         "notes",
         "warnings",
         "legend",

@@ -83,6 +83,9 @@ BAD = [
                                               "partition_hash": "p", "cases_total": 2}),
      "shard.count"),
     ("duration-huge", _set("timing", "duration_s", value=1e20), "timing.duration_s"),
+    ("tool-count-negative", _set("cases", 0, "runs", 0, "tools",
+                                 value={"from_eval_file": 0, "from_recording": -3, "live": 0}),
+     "run 1 tools.from_recording: -3 is not a count"),
 ]  # fmt: skip
 
 

@@ -386,6 +386,15 @@ def purpose_fields(why: Purpose | None) -> dict[str, Any]:
     return {"confirms": why.text, "kind": why.kind, "paired_with": why.paired_with}
 
 
+class ToolCounts(Record, kw_only=True):
+    """How a run's tool calls were answered (--tools-from-eval-file, --replay-tools)."""
+
+    from_eval_file: int = 0
+    from_recording: int = 0
+    live: int = 0
+    first_miss: str | None = None  # the first call that found no answer
+
+
 class RunRecord(Record, kw_only=True):
     run: int
     # Its turns (`turns()` reads them): a Results read from a file keeps each run's turns
@@ -410,6 +419,14 @@ class RunRecord(Record, kw_only=True):
     # what ADK logged during the run (the in-process runner: tracebacks in full, at most
     # runners/log_capture.py LOG_CHARS characters); None when nothing was, or not recorded
     log: str | None = None
+    # a run with hermetic tools: how its tool calls were answered; None: every tool ran
+    tools: ToolCounts | None = None
+    # per turn, per tool response of its actual turn, the non-empty actions of the event that
+    # carried it ("state_delta", "transfer_to_agent", ...; [] none), which --replay-tools
+    # reads: a call that did more than answer is never replayed. None (the run's, or a
+    # turn's): not recorded (older Results, runners that see no event actions). Kept beside
+    # the turns, not in them, so that older Results' turns write back unchanged.
+    tool_effects: list[list[list[str]] | None] | None = None
 
     def purpose(self) -> tuple[RunKind, RunKind | None]:
         """Why the run ran: (kind, paired_with), as recorded, else as `confirms` says."""
@@ -513,6 +530,9 @@ class EfficiencyResult(Record, kw_only=True):
     invocations: tuple[tuple[Amount | None, ...], ...] = ()  # per turn
     budget: Amount | None = None  # --budget for this metric, if one was set
     over_budget: bool = False  # the total is above the budget
+    # a timed metric of a case whose runs had tool calls answered instead of run (hermetic
+    # tools): its time leaves the tools' out, so no budget judges it and no change is said
+    answered: bool = False
 
 
 class CaseResult(Record, kw_only=True):

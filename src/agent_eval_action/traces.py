@@ -71,6 +71,22 @@ class ActualTurn(BaseModel):
     # AppDetails ({"agent_details": {name: {name, instructions, tool_declarations}}}).
     invocation_events: list[InvocationEvent] | None = None
     app_details: Any = None
+    # The in-process ADK runner: for each of `tool_responses`, what the event that carried
+    # it did besides answering (runners/tool_answers.py EFFECTS: "state", "transfer", ...);
+    # [] for none. None: not recorded (other runners), so such a call is never replayed.
+    tool_effects: list[list[str]] | None = None
+
+
+class ToolTally(BaseModel):
+    """How a case-run's tool calls were answered (`--tools-from-eval-file`, `--replay-tools`;
+    docs/hermetic-tools.md): from the eval file, from main's recording, or by the tool itself."""
+
+    from_eval_file: int = 0
+    from_recording: int = 0
+    live: int = 0
+    # the first call that found no answer, e.g. 'turn 1: lookup_order {"order_id": "B7"}
+    # (no recorded call with these arguments)'; None: every call was answered
+    first_miss: str | None = None
 
 
 class CustomScore(BaseModel):
@@ -122,6 +138,8 @@ class CaseRunTrace(BaseModel):
     # what ADK logged during the case-run (the in-process runner: runners/log_capture.py),
     # tracebacks in full, capped; None when it logged nothing or the runner does not tell
     log: str | None = None
+    # a run with hermetic tools (the in-process ADK runner): how its tool calls were answered
+    tools: ToolTally | None = None
 
     @property
     def key(self) -> CaseKey:

@@ -144,6 +144,18 @@ def suite_arguments(
     return shared
 
 
+def hermetic_arguments(settings: Settings, baseline: Path | None, *, gate: bool) -> list[str]:
+    """The agent stage's hermetic-tools flags (docs/hermetic-tools.md). Tool calls replay only
+    on a run that gates on a baseline (a pull request's): a push run records main's
+    baseline, and so runs its tools live, or the recordings would never be renewed."""
+    flags = ["--tools-from-eval-file"] if settings.tools_from_eval_file else []
+    if settings.replay_tools and gate and baseline is not None:
+        flags.append("--replay-tools")
+    if settings.replay_strict and flags:
+        flags.append("--replay-strict")
+    return flags
+
+
 def run_arguments(
     settings: Settings,
     results: Path,
@@ -160,6 +172,7 @@ def run_arguments(
     only lends its verdicts and durations, and nothing fails on it."""
     shared = suite_arguments(settings, baseline)
     run_cases = ["run-cases", *shared, *agent_arguments(settings)]
+    run_cases += hermetic_arguments(settings, baseline, gate=gate)
     score = ["score", *shared, "--out", str(results), *key_arguments(settings)]
     score += ["--fail-on", ",".join(settings.fail_on) if gate else "never"]
     score += ["--confirm-runs", str(settings.confirm_runs)]
@@ -291,7 +304,12 @@ def run_evals(
         """The round's cases once more, on the merge-base's code, as main's own user."""
         assert paired is not None
         # main's stage runs in its worktree, on the PR's eval files where they are
-        made = paired.stage(suite_arguments(settings, baseline, Path.cwd()), wanted, run, private)
+        # the merge-base's runs answer tool calls as the PR's rounds do
+        main_side = [
+            *suite_arguments(settings, baseline, Path.cwd()),
+            *hermetic_arguments(settings, baseline, gate=True),
+        ]
+        made = paired.stage(main_side, wanted, run, private)
         if made is None:
             return
         main_env = agent_environment(made.user, made.added, (Path.cwd(), made.tree))

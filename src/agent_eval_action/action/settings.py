@@ -46,6 +46,9 @@ ACTION_DEFAULTS: dict[str, str] = {
     "allow-fork-dispatch": "false",
     "strip-thoughts": str(DEFAULTS.run.strip_thoughts).lower(),
     "judge-max-calls": str(DEFAULTS.run.judge_max_calls),
+    "tools-from-eval-file": str(DEFAULTS.run.tools_from_eval_file).lower(),
+    "replay-tools": str(DEFAULTS.run.replay_tools).lower(),
+    "replay-strict": str(DEFAULTS.run.replay_strict).lower(),
     "github-token": "${{ github.token }}",
 }
 BASELINE_KINDS = ("artifact", "branch", "none")
@@ -311,6 +314,18 @@ def clean_strip_thoughts(text: str) -> bool:
     return _boolean("strip-thoughts", text, DEFAULTS.run.strip_thoughts)
 
 
+def clean_tools_from_eval_file(text: str) -> bool:
+    return _boolean("tools-from-eval-file", text, DEFAULTS.run.tools_from_eval_file)
+
+
+def clean_replay_tools(text: str) -> bool:
+    return _boolean("replay-tools", text, DEFAULTS.run.replay_tools)
+
+
+def clean_replay_strict(text: str) -> bool:
+    return _boolean("replay-strict", text, DEFAULTS.run.replay_strict)
+
+
 def clean_budgets(text: str) -> tuple[tuple[str, float], ...]:
     """`METRIC=MAX` items as `--budget` takes them, separated by commas or spaces; a metric
     named twice keeps its last budget."""
@@ -378,6 +393,9 @@ CLEANERS: dict[str, Callable[[str], object]] = {
     "timeout": clean_timeout,
     "initial-session": clean_initial_session,
     "strip-thoughts": clean_strip_thoughts,
+    "tools-from-eval-file": clean_tools_from_eval_file,
+    "replay-tools": clean_replay_tools,
+    "replay-strict": clean_replay_strict,
     "budgets": clean_budgets,
     "accept-label": clean_accept_label,
     "allow-fork-dispatch": clean_allow_fork_dispatch,
@@ -420,6 +438,9 @@ class Settings:
     timeout: float
     initial_session: str | None
     strip_thoughts: bool
+    tools_from_eval_file: bool
+    replay_tools: bool
+    replay_strict: bool
     budgets: tuple[tuple[str, float], ...]
     accept_label: str
     allow_fork_dispatch: bool
@@ -470,4 +491,11 @@ def parse_settings(env: Mapping[str, str]) -> Settings:
         why = judge_model_refusal(values["judge_model"], allowed)  # type: ignore[arg-type]
         if why is not None:
             raise _bad("judge-model", why)
+    if (values["tools_from_eval_file"] or values["replay_tools"]) and values["agent"] is None:
+        raise InputError(
+            "inputs tools-from-eval-file and replay-tools answer the tool calls of an ADK agent "
+            "run in-process: they need the input agent"
+        )
+    if values["replay_strict"] and not (values["tools_from_eval_file"] or values["replay_tools"]):
+        raise InputError("input replay-strict goes with tools-from-eval-file or replay-tools")
     return Settings(**values, github=GitHubEnv.from_env(env))  # type: ignore[arg-type]

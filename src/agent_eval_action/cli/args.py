@@ -316,6 +316,32 @@ def add_run_options(parser: argparse.ArgumentParser, *, judge: bool = True) -> N
     )
 
 
+def add_hermetic(parser: argparse.ArgumentParser) -> None:
+    """The hermetic-tools flags of `run` and `run-cases` (pipeline/hermetic.py)."""
+    run = DEFAULTS.run
+    parser.add_argument(
+        "--tools-from-eval-file",
+        action="store_true",
+        default=run.tools_from_eval_file,
+        help="with --agent: answer a tool call that matches an expected call of the turn "
+        "(name and arguments) with its expected response from the eval file; the tool does not run",
+    )
+    parser.add_argument(
+        "--replay-tools",
+        action="store_true",
+        default=run.replay_tools,
+        help="with --agent and --baseline: answer a tool call with the response the baseline "
+        "recorded for the same call (name and arguments) of the same case; the tool does not run",
+    )
+    parser.add_argument(
+        "--replay-strict",
+        action="store_true",
+        default=run.replay_strict,
+        help="with --tools-from-eval-file or --replay-tools: a call with no answer errors its "
+        "case-run instead of running the tool",
+    )
+
+
 def add_paired(parser: argparse.ArgumentParser) -> None:
     """`run --paired REF` (pipeline/paired.py)."""
     parser.add_argument(
@@ -482,6 +508,9 @@ def run_options(args: argparse.Namespace) -> RunOptions:
         initial_session=args.initial_session,
         strip_thoughts=args.strip_thoughts,
         budgets=tuple(dict(args.budget).items()),  # a metric named twice: the last one
+        tools_from_eval_file=getattr(args, "tools_from_eval_file", False),
+        replay_tools=getattr(args, "replay_tools", False),
+        replay_strict=getattr(args, "replay_strict", False),
     )
 
 

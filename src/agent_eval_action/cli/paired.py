@@ -183,4 +183,11 @@ def stage_arguments(args: argparse.Namespace) -> list[str]:
             argv += [flag, str(value)]
     if args.strip_thoughts:
         argv.append("--strip-thoughts")
+    # the merge-base's runs answer tool calls as the PR's do (docs/hermetic-tools.md)
+    if args.tools_from_eval_file:
+        argv.append("--tools-from-eval-file")
+    if args.replay_tools:  # `run` refused it without --baseline
+        argv += ["--replay-tools", "--baseline", str(Path(args.baseline).resolve())]
+    if args.replay_strict:
+        argv.append("--replay-strict")
     return argv

@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_eval_paths(parser)
     common.add_agent(parser)
     common.add_run_options(parser)
+    common.add_hermetic(parser)
     common.add_gate_options(parser)
     common.add_paired(parser)
     common.add_recording(parser)
@@ -66,6 +67,7 @@ def prepare(
 ) -> tuple[Job, GateOptions, Runner | None]:
     """The job, the gate's options and (`agent`) the runner, every flag and file checked
     before any agent runs."""
+    from ..pipeline.hermetic import check_flags, hermetic_tools
     from ..pipeline.job import prepare as prepare_job
     from ..runners import runner_from_args
 
@@ -73,15 +75,20 @@ def prepare(
     gate = common.gate_options(args)
     if getattr(args, "record_baseline", False):
         gate = gate.recording()  # a baseline gates nothing
+    options = common.run_options(args)
+    check_flags(options, agent=getattr(args, "agent", None) is not None, baseline=args.baseline)
     runner = runner_from_args(args) if agent else None
     job = prepare_job(
         args.eval_paths,
-        common.run_options(args),
+        options,
         baseline=args.baseline,
         history=args.history,
         shard=shard,
         import_custom=agent,
     )
+    tools = hermetic_tools(options, job.plan, job.baseline, job.warnings) if agent else None
+    if tools is not None:
+        runner = runner_from_args(args, tools)
     return job, gate, runner
 
 

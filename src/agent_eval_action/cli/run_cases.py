@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_eval_paths(parser)
     common.add_agent(parser)
     common.add_run_options(parser, judge=False)
+    common.add_hermetic(parser)
     common.add_agent_cwd(parser)
     parser.add_argument(
         "--traces",
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ..launch import add_agent_paths, not_dumpable
+    from ..pipeline.hermetic import check_flags, hermetic_tools
     from ..pipeline.job import prepare
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import TracesWriter, run_cases
@@ -57,9 +59,13 @@ def handle(args: argparse.Namespace) -> int:
     not_dumpable()  # before any of the agent's code: its workers cannot reach into this one
     add_agent_paths()  # the tool's own modules are imported: now the agent's folders
     shard = common.shard(args)
-    runner = runner_from_args(args)
     options = common.run_options(args)
+    check_flags(options, agent=args.agent is not None, baseline=args.baseline)
+    runner = runner_from_args(args)
     job = prepare(args.eval_paths, options, baseline=args.baseline, shard=shard, judges=False)
+    tools = hermetic_tools(options, job.plan, job.baseline)
+    if tools is not None:
+        runner = runner_from_args(args, tools)
     plan = job.plan
     if args.confirm is not None:
         plan = common.round_plan(job.plan, args.confirm, stdin=True)

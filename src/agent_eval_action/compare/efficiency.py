@@ -30,6 +30,11 @@ def _total(case: CaseResult | None, metric: str) -> float | None:
     return result.total if result is not None else None
 
 
+def _answered(case: CaseResult, metric: str) -> bool:
+    result = case.efficiency.get(metric)
+    return result is not None and result.answered
+
+
 def efficiency_diff(current: Results, baseline: Results | None) -> EfficiencyDiff | None:
     """The efficiency figures and notes; None when the current Results recorded none."""
     if not any(case.efficiency for case in current.cases):
@@ -63,7 +68,10 @@ def efficiency_diff(current: Results, baseline: Results | None) -> EfficiencyDif
     for case in current.cases:
         changed, over = [], []
         for name, result in case.efficiency.items():
-            old = _total(before.get(case.key), name)
+            earlier = before.get(case.key)
+            if result.answered or (earlier is not None and _answered(earlier, name)):
+                continue  # a time without the tools' own: neither judged nor compared
+            old = _total(earlier, name)
             change = EfficiencyChange(
                 metric=name, baseline=old, current=result.total, budget=result.budget
             )

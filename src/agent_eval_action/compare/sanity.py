@@ -208,6 +208,8 @@ class _Checker:
             self.count(run.run, f"{where}: run")
             self.number(run.duration_s, f"{where}: run {run.run} duration_s")
             self.text(run.fingerprint, f"{where}: run {run.run} fingerprint")
+            for name, value in _tool_counts(run):
+                self.count(value, f"{where}: run {run.run} tools.{name}")
             for turn in self.turns(run, f"{where}: run {run.run}"):
                 self.number(turn.duration_s, f"{where}: run {run.run} turn duration_s")
 
@@ -261,6 +263,18 @@ def _counts_sane(values: Iterable[int | None]) -> bool:
     return all(v is None or 0 <= v <= MAX_COUNT for v in values)
 
 
+def _tool_counts(run: RunRecord) -> list[tuple[str, int]]:
+    """A run's hermetic-tools counts (none without them), which the agent stage reports."""
+    tools = run.tools
+    if tools is None:
+        return []
+    return [
+        ("from_eval_file", tools.from_eval_file),
+        ("from_recording", tools.from_recording),
+        ("live", tools.live),
+    ]
+
+
 def _case_is_sane(case: CaseResult, *, turns: bool = True) -> bool:
     """_Checker.case's checks without their messages, each turn's types checked too (with
     `turns` False, a run whose fingerprint is recorded loses its turns unread): one pass
@@ -287,6 +301,7 @@ def _case_is_sane(case: CaseResult, *, turns: bool = True) -> bool:
             numbers += per_turn
     for run in case.runs:
         counts.append(run.run)
+        counts += (value for _, value in _tool_counts(run))
         numbers.append(run.duration_s)
         fingerprint = run.fingerprint or ""
         if len(fingerprint) > MAX_ID_CHARS or _UNSAFE.search(fingerprint) is not None:

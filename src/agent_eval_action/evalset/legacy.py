@@ -1,7 +1,7 @@
 """ADK's older eval-file forms, converted to the EvalSet model as ADK converts them.
 
-- A flat list of rows (`query`, `expected_tool_use` with `tool_name`/`tool_input`,
-  `reference`): all rows are the turns of ONE case replayed in one session, as
+- A flat list of rows (`query`, `expected_tool_use` with `tool_name`/`tool_input`
+  and optionally `mock_tool_output`, `reference`): all rows are the turns of ONE case replayed in one session, as
   ADK's AgentEvaluator runs a `*.test.json` file. Its ids come from the file's
   path (never a random id) so the case keeps its identity across runs.
 - A list of cases (`name`, `data` rows, `initial_session`), what `adk eval`'s
@@ -21,6 +21,7 @@ from .models import (
     EvalCase,
     EvalSet,
     FunctionCall,
+    FunctionResponse,
     IntermediateData,
     Invocation,
     Part,
@@ -113,6 +114,7 @@ class LegacyConverter(jsonpos.FileReader):
         if not isinstance(tools, list):
             raise self.error('"expected_tool_use" must be a list', (*path, "expected_tool_use"))
         calls = [self._tool_call(t, (*path, "expected_tool_use", i)) for i, t in enumerate(tools)]
+        mocked = mock_outputs(tools)
         intermediate = []
         responses = row.get("expected_intermediate_agent_responses") or []
         if not isinstance(responses, list):
@@ -137,7 +139,12 @@ class LegacyConverter(jsonpos.FileReader):
             if reference is None
             else Content.from_text(reference, "model"),
             intermediate_data=IntermediateData(
-                tool_uses=calls, intermediate_responses=intermediate
+                tool_uses=calls,
+                tool_responses=[
+                    FunctionResponse(name=call.name, response=output)
+                    for call, output in zip(calls, mocked, strict=False)
+                ],
+                intermediate_responses=intermediate,
             ),
         )
 
@@ -164,3 +171,17 @@ class LegacyConverter(jsonpos.FileReader):
             if key not in _TOOL_KEYS:
                 raise self.error(f'unknown key "{key}" in an expected tool use', (*path, key))
         return FunctionCall(name=tool["tool_name"], args=args)
+
+
+def mock_outputs(tools: list[Any]) -> list[dict[str, Any]]:
+    """A row's `mock_tool_output`s as the calls' expected responses (ADK's converter drops
+    them; `--tools-from-eval-file` answers with them), up to the first call without one, so
+    that a response pairs with its call by position; a value that is not an object is
+    wrapped as ADK wraps a tool's non-dict result, `{"result": value}`."""
+    outputs = []
+    for tool in tools:
+        if "mock_tool_output" not in tool:
+            break
+        output = tool["mock_tool_output"]
+        outputs.append(output if isinstance(output, dict) else {"result": output})
+    return outputs

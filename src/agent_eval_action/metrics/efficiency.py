@@ -96,6 +96,9 @@ class EfficiencyMetric:
     # the smallest change of a per-case total a report calls notable (with NOTABLE_FACTOR)
     notable: float = 2.0
     digits: int | None = None  # ADK rounds a duration's mean to milliseconds
+    # it measures time, which a tool call answered instead of run (hermetic tools) does not
+    # take: such a case's value is marked, and neither judged on a budget nor compared
+    timed: bool = False
 
     def run_value(self, turns: Sequence[float | None]) -> float | None:
         """ADK's overall value of one run from its per-turn values."""
@@ -115,7 +118,9 @@ EFFICIENCY: tuple[EfficiencyMetric, ...] = (
     EfficiencyMetric(
         "token_usage_v1", "tokens", "", _tokens, mean_over_every_turn=True, notable=1000.0
     ),
-    EfficiencyMetric("invocation_duration_v1", "seconds", " s", _seconds, notable=5.0, digits=3),
+    EfficiencyMetric(
+        "invocation_duration_v1", "seconds", " s", _seconds, notable=5.0, digits=3, timed=True
+    ),
 )
 BY_NAME: dict[str, EfficiencyMetric] = {metric.name: metric for metric in EFFICIENCY}
 # A per-case total is notable when it grew or shrank by this factor (and by `notable`).

@@ -50,6 +50,12 @@ class RunOptions:
     # (efficiency metric, most its per-case total may be): metrics/efficiency.py; unset,
     # efficiency is recorded and reported only
     budgets: tuple[tuple[str, float], ...] = ()
+    # Hermetic tools (docs/hermetic-tools.md; the in-process ADK runner only): answer a tool
+    # call from the case's expected turns, or from the baseline's recorded calls of the case
+    # (main's), instead of running the tool; strict: a call with no answer errors its run
+    tools_from_eval_file: bool = False
+    replay_tools: bool = False
+    replay_strict: bool = False
 
 
 @dataclass(frozen=True)

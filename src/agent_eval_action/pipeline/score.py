@@ -45,6 +45,7 @@ from ..results import (
     Source,
     Status,
     Timing,
+    ToolCounts,
     Usage,
     behaviour_fingerprint,
     case_score,
@@ -154,17 +155,26 @@ def efficiency(
 
     if not complete:
         return {}
+    answered = any(
+        t.tools is not None and t.tools.from_eval_file + t.tools.from_recording > 0
+        for t in complete
+    )
     measured = {}
     for metric in EFFICIENCY:
         m = measure(metric, [trace.turns for trace in complete])
         budget = budgets.get(metric.name)
+        unjudged = metric.timed and answered
         measured[metric.name] = EfficiencyResult(
             score=m.score,
             total=m.total,
             runs=tuple(m.runs),
             invocations=tuple(map(tuple, m.invocations)),
             budget=budget,
-            over_budget=budget is not None and m.total is not None and m.total > budget,
+            over_budget=not unjudged
+            and budget is not None
+            and m.total is not None
+            and m.total > budget,
+            answered=unjudged,
         )
     return measured
 
@@ -314,7 +324,15 @@ def _run_record(expected: Sequence[Invocation], trace: CaseRunTrace) -> RunRecor
         fingerprint=behaviour_fingerprint(turns),
         stop=trace.simulation.stop if trace.simulation is not None else None,
         log=trace.log,
+        tools=None if trace.tools is None else ToolCounts(**trace.tools.model_dump()),
+        tool_effects=_tool_effects(trace),
     )
+
+
+def _tool_effects(trace: CaseRunTrace) -> list[list[list[str]] | None] | None:
+    """Per finished turn, what each tool response's event did (None: nobody recorded it)."""
+    effects = [turn.tool_effects for turn in trace.turns]
+    return None if all(e is None for e in effects) else effects
 
 
 def _content(content: EvalContent | None) -> Content | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..core import AXES
-from . import efficiency, view
+from . import efficiency, hermetic, view
 from .budget import Cut, Detail
 from .cuts import DIVERGENCES, EVAL_SETS, FAILING, NOTES, OTHERS, REGRESSION_ROWS, TEXT, WARNINGS
 from .model import Report
@@ -64,6 +64,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("flaky", "body", view.flaky, "flaky.md.j2", (OTHERS, *_TURNS)),
     Section("suite_level", "body", view.suite_level, "suite_level.md.j2"),
     Section("efficiency", "body", efficiency.efficiency, "efficiency.md.j2", (OTHERS,)),
+    Section("hermetic", "body", hermetic.hermetic, "hermetic.md.j2", (OTHERS,)),
     Section("notes", "body", view.notes, "notes.md.j2", (NOTES,)),
     Section("warnings", "body", view.warnings, "warnings.md.j2", (WARNINGS,)),
     Section("legend", "body", view.legend, "legend.md.j2"),

@@ -8,18 +8,22 @@ from collections.abc import Sequence
 from ..errors import InputError
 from ..traces import CaseRunRequest, CaseRunTrace, NextUser, fixed_turns
 from .base import OnTrace, Runner, RunnerStartError
+from .tool_answers import HermeticTools
 
 __all__ = ["Runner", "RunnerStartError", "adk_runner", "runner_from_args"]
 
 
-def runner_from_args(args: argparse.Namespace) -> Runner:
-    """The runner the `run` flags ask for; bad flag values are InputError (exit 2)."""
+def runner_from_args(args: argparse.Namespace, tools: HermeticTools | None = None) -> Runner:
+    """The runner the `run` flags ask for; bad flag values are InputError (exit 2).
+    `tools`: hermetic tools (the in-process ADK runner only: pipeline/hermetic.py checks)."""
     if getattr(args, "adk_app", None) is not None and getattr(args, "adk_api", None) is None:
         raise InputError("--adk-app NAME goes with --adk-api URL")
     if args.command is not None:
         return _command_runner(args)
     if getattr(args, "agent", None) is not None:
-        return _adk_runner(args)
+        return adk_runner(
+            args.agent, concurrency=args.concurrency, timeout=args.timeout, tools=tools
+        )
     if getattr(args, "adk_api", None) is not None or getattr(args, "adk_app", None) is not None:
         return _adk_api_runner(args)
     if getattr(args, "adk_history", None) is not None:
@@ -55,12 +59,16 @@ def _command_runner(args: argparse.Namespace) -> Runner:
     return Runner("command", args.command, run_suite)
 
 
-def _adk_runner(args: argparse.Namespace) -> Runner:
-    return adk_runner(args.agent, concurrency=args.concurrency, timeout=args.timeout)
-
-
-def adk_runner(agent: str, *, concurrency: int, timeout: float, flag: str = "--agent") -> Runner:
-    """The in-process ADK runner of the agent package directory `agent` (its target)."""
+def adk_runner(
+    agent: str,
+    *,
+    concurrency: int,
+    timeout: float,
+    flag: str = "--agent",
+    tools: HermeticTools | None = None,
+) -> Runner:
+    """The in-process ADK runner of the agent package directory `agent` (its target);
+    `tools`: answer tool calls from the eval file or a recording."""
     from .adk import agent_directory, require_adk, run_adk_suite
 
     require_adk(flag)
@@ -78,6 +86,7 @@ def adk_runner(agent: str, *, concurrency: int, timeout: float, flag: str = "--a
             timeout=timeout,
             on_trace=on_trace,
             next_user=next_user,
+            tools=tools,
         )
 
     return Runner("adk", agent, run_suite)

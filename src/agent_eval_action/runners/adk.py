@@ -16,6 +16,12 @@ turns are captured from the events as ADK captures them (adk_events.py). Unlike
 case-run's tools start and that detaches (it outlives its parent) is killed when
 that case-run ends (reaper.py); the agent's own children (an MCP server) live on.
 
+With hermetic tools (`--tools-from-eval-file`, `--replay-tools`; tool_answers.py) the
+recorder plugin answers a tool call from the eval file or main's recording before the
+tool runs, and counts how each call was answered (docs/hermetic-tools.md). A call that
+misses under `--replay-strict` stops its case-run, which the runner marks errored even if
+the agent caught the exception.
+
 What ADK logs while a case-run runs (a raising tool's traceback, logged at each level it
 passes) is kept in its trace, capped, and stderr gets one line per error (log_capture.py).
 
@@ -51,6 +57,7 @@ from .adk_events import DEFAULT_USER_ID, INSTALL_HINT, TurnCapture, new_session_
 from .base import OnTrace, RunnerStartError
 from .pool import NO_EVENTS, CaseRunError, PlayTurn, describe_exception, run_case_run, run_pool
 from .reaper import current
+from .tool_answers import SESSION_TOOLS, AnswerBook, HermeticTools
 
 # ADK's defaults for a case without session_input (evaluation_generator.py).
 DEFAULT_APP_NAME = "EvaluationGenerator"
@@ -227,10 +234,14 @@ async def run_adk_suite(
     timeout: float = 600.0,
     on_trace: OnTrace | None = None,
     next_user: NextUser = fixed_turns,
+    tools: HermeticTools | None = None,
 ) -> list[CaseRunTrace]:
-    """Run every case-run against the agent in `agent_dir`: one trace per request, in order."""
+    """Run every case-run against the agent in `agent_dir`: one trace per request, in order.
+    `tools`: answer tool calls from the eval file or a recording (hermetic tools)."""
     _quiet_cache_hint()
     agent = await load_agent(Path(agent_dir))
+    if tools is not None:
+        refuse_tool_callbacks(agent)
     reaper = current()
     describe = functools.partial(describe_exception, source_dir=agent.directory)
 
@@ -238,15 +249,22 @@ async def run_adk_suite(
         # What the case-run's tools start carries its mark; what detached goes at its end.
         # What ADK logs meanwhile goes to the case-run's log.
         label = str(request.run_key)
+        book = (
+            None if tools is None else tools.book(request.eval_set_id, request.eval_id, request.run)
+        )
         with reaper.case(), log_capture.case(label, describe) as log:
             trace = await run_case_run(
                 request,
-                functools.partial(_conversation, agent),
+                functools.partial(_conversation, agent, book=book),
                 timeout=timeout,
                 source_dir=agent.directory,
                 next_user=next_user,
             )
         trace.log = log.text()
+        if book is not None:
+            trace.tools = book.tally
+            if book.strict_miss is not None:  # whatever the agent made of the exception
+                trace.error = f"--replay-strict: a tool call found no answer: {book.strict_miss}"
         return trace
 
     try:
@@ -274,8 +292,68 @@ def _quiet_cache_hint() -> None:
     logging.getLogger("google_adk.google.adk.runners").addFilter(keep)
 
 
+TOOL_CALLBACKS = ("before_tool_callback", "after_tool_callback", "on_tool_error_callback")
+
+
+def refuse_tool_callbacks(agent: LoadedAgent) -> None:
+    """RunnerStartError when the agent (any agent of its tree) or one of its App's plugins
+    has tool callbacks of its own: a plugin's answer skips an agent's before-tool callbacks,
+    and a recorded answer already went through the after-tool ones, so answering its calls
+    would hide what those callbacks do (docs/hermetic-tools.md)."""
+    from google.adk.plugins.base_plugin import BasePlugin
+
+    where = agent.directory.as_posix()
+    for node in _agents(agent.root_agent):
+        for name in TOOL_CALLBACKS:
+            if getattr(node, name, None):
+                raise RunnerStartError(
+                    f"{where}: agent {getattr(node, 'name', '?')!r} has its own {name}, which "
+                    "answered tool calls would skip or run twice: --tools-from-eval-file and "
+                    "--replay-tools need an agent without tool callbacks"
+                )
+    for plugin in getattr(agent.app, "plugins", None) or ():
+        for name in TOOL_CALLBACKS:
+            if getattr(type(plugin), name, None) is not getattr(BasePlugin, name):
+                raise RunnerStartError(
+                    f"{where}: the app's plugin {getattr(plugin, 'name', '?')!r} defines {name}, "
+                    "which answered tool calls would skip or run twice: --tools-from-eval-file "
+                    "and --replay-tools need an app without tool-callback plugins"
+                )
+
+
+def _agents(root: Any) -> list[Any]:
+    """The agent and every agent below it: sub-agents and agents used as tools."""
+    seen: list[Any] = []
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if any(node is known for known in seen):
+            continue
+        seen.append(node)
+        pending += list(getattr(node, "sub_agents", None) or ())
+        for tool in getattr(node, "tools", None) or ():
+            inner = getattr(tool, "agent", None)
+            if inner is not None:
+                pending.append(inner)
+    return seen
+
+
+def _never_answered(tool: Any) -> bool:
+    """A tool whose call always runs: a sub-agent as a tool (its own trajectory would
+    vanish), ADK's session tools (transfer_to_agent, exit_loop), a long-running tool."""
+    from google.adk.tools.agent_tool import AgentTool
+
+    return (
+        isinstance(tool, AgentTool)
+        or tool.name in SESSION_TOOLS
+        or bool(getattr(tool, "is_long_running", False))
+    )
+
+
 @contextlib.asynccontextmanager
-async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIterator[PlayTurn]:
+async def _conversation(
+    agent: LoadedAgent, request: CaseRunRequest, *, book: AnswerBook | None = None
+) -> AsyncIterator[PlayTurn]:
     """One case-run's session and Runner, as ADK's EvaluationGenerator sets them up."""
     from google.adk.apps import App
     from google.adk.artifacts import InMemoryArtifactService
@@ -294,7 +372,7 @@ async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIte
         state=copy.deepcopy(session_input.state) if session_input else {},
         session_id=(session_input.session_id if session_input else None) or new_session_id(request),
     )
-    recorder = _recorder_class()()
+    recorder = _recorder_class()(book)
     if agent.app is not None:
         app = agent.app.model_copy(update={"plugins": [*agent.app.plugins, recorder]})
     else:
@@ -307,13 +385,17 @@ async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIte
         artifact_service=InMemoryArtifactService(),
         memory_service=InMemoryMemoryService(),
     )
+    turn_index = 0
     async with runner:
 
         async def play(user_content: Content) -> ActualTurn:
+            nonlocal turn_index
             message = types.Content.model_validate_json(
                 user_content.model_dump_json(exclude_none=True)
             )
             capture = TurnCapture()
+            if book is not None:
+                book.turn = turn_index
             started = time.monotonic()
             events = runner.run_async(user_id=user_id, session_id=session.id, new_message=message)
             async with contextlib.aclosing(events):
@@ -324,6 +406,7 @@ async def _conversation(agent: LoadedAgent, request: CaseRunRequest) -> AsyncIte
                     )
             if capture.empty:
                 raise CaseRunError(NO_EVENTS)
+            turn_index += 1
             return capture.turn(time.monotonic() - started, recorder.take())
 
         yield play
@@ -334,7 +417,8 @@ def _recorder_class() -> type:
     """A plugin that does what `adk eval`'s internal plugins do for a case-run: record each
     agent's instructions and tool declarations (ADK's AppDetails), and give model requests
     without retry options ADK's eval retries. It also tells the case-run's log which tool
-    raised an exception (ADK's log of it names none), and lets the exception go on."""
+    raised an exception (ADK's log of it names none), and lets the exception go on. With
+    an answer book (hermetic tools) it answers tool calls before they run."""
     from google.adk.plugins.base_plugin import BasePlugin
     from google.genai import types
 
@@ -347,9 +431,20 @@ def _recorder_class() -> type:
     )
 
     class EvalRecorder(BasePlugin):
-        def __init__(self) -> None:
+        def __init__(self, book: AnswerBook | None = None) -> None:
             super().__init__(name="agent_eval_action_recorder")
             self._agents: dict[str, dict[str, Any]] = {}
+            self._book = book
+
+        async def before_tool_callback(self, *, tool, tool_args, tool_context):
+            book = self._book
+            if book is None:
+                return None
+            if _never_answered(tool):
+                book.live()
+                return None
+            answer = book.answer(tool.name, tool_args)  # StrictMiss stops the case-run
+            return None if answer is None else copy.deepcopy(answer.response)
 
         async def before_model_callback(self, *, callback_context, llm_request):
             config = llm_request.config = llm_request.config or types.GenerateContentConfig()

@@ -11,7 +11,10 @@ in-process Runner, camelCase from `adk api_server`, ADK's own `Invocation`s from
   (`Event.is_final_response()`), an event with text winning over one without;
 - intermediate_responses: `[author, [text parts]]` of the other events with text;
 - invocation_events: the events in ADK's `InvocationEvents` form, for judges that
-  read the raw turn (the final event's content is dropped unless it calls tools).
+  read the raw turn (the final event's content is dropped unless it calls tools);
+- tool_effects: per tool response, the non-empty actions of the event that carried it
+  (state_delta, transfer_to_agent, ...), which tell whether a recorded call may be
+  replayed (tool_answers.py); None when an event came without its actions (history).
 
 This module imports nothing from google-adk: the API and history runners work
 without it.
@@ -29,6 +32,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from ..evalset.models import Content, FunctionCall, FunctionResponse, InvocationEvent, Part
 from ..traces import ActualTurn, CaseRunRequest, TokenUsage
+from .tool_answers import effects
 
 # shared by the ADK runners (runners/adk.py, runners/adk_api.py)
 INSTALL_HINT = "pip install 'agent-eval-action[adk]'"
@@ -135,6 +139,7 @@ class TurnCapture:
 
     def __init__(self) -> None:
         self._events: list[tuple[str, Content | None, bool, dict[str, Any]]] = []
+        self._effects: list[list[str] | None] = []  # per event: its actions' effects
         self._usage = TokenUsage()
         self._has_usage = False
 
@@ -156,6 +161,8 @@ class TurnCapture:
         }
         is_final = is_final_response(event) if final is None else final
         self._events.append((author, content, is_final, extra))
+        actions = field(event, "actions")
+        self._effects.append(effects(actions) if isinstance(actions, Mapping) else None)
 
     @property
     def empty(self) -> bool:
@@ -173,6 +180,7 @@ class TurnCapture:
         kept: list[InvocationEvent] = []
         tool_uses: list[FunctionCall] = []
         tool_responses: list[FunctionResponse] = []
+        tool_effects: list[list[str]] | None = []
         intermediate: list[Any] = []
         for index, (author, content, _, extra) in enumerate(self._events):
             has_parts = content is not None and bool(content.parts)
@@ -184,7 +192,11 @@ class TurnCapture:
                 continue
             calls = _calls(content)
             tool_uses += calls
-            tool_responses += _responses(content)
+            responses = _responses(content)
+            tool_responses += responses
+            done = self._effects[index]
+            if responses and tool_effects is not None:
+                tool_effects = None if done is None else tool_effects + [done] * len(responses)
             parts = (content.parts if content is not None else None) or ()
             texts = [p for p in parts if p.text]
             if index != final_index and texts:
@@ -205,6 +217,7 @@ class TurnCapture:
             duration_s=duration_s,
             invocation_events=kept,
             app_details=app_details,
+            tool_effects=tool_effects,
         )
 
 
