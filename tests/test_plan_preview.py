@@ -189,3 +189,50 @@ def test_plan_on_bad_input_is_one_line_naming_the_file(write, capsys):
     assert main(["run", "evals", "--command", "true", "--plan"]) == 2
     err = capsys.readouterr().err
     assert "shop.evalset.json" in err and err.count("\n") == 1
+
+
+HOSTILE = "x\n::error::forged ```\n@team #12 \u202eevil"
+
+
+def test_hostile_eval_file_names_stay_text_in_the_preview_the_log_and_the_summary(write, capsys):
+    # the names are the PR's: a line break would start a workflow command in a log, a
+    # backtick run would close the summary's code block
+    from agent_eval_action.action import outputs
+    from agent_eval_action.action.stages import preview_block
+
+    write(f"evals/{HOSTILE}.evalset.json", {"eval_set_id": "a", "eval_cases": [order_case("a")]})
+    write("evals/b.evalset.json", {"eval_set_id": "b", "eval_cases": [order_case("b")]})
+    assert main(["run", "evals", "--command", "true", "--plan"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    [listed] = [line for line in printed if line.startswith("  eval files:")]
+    assert "::error::forged" in listed and "\u202e" not in listed  # on the line, as text
+    assert not any(line.startswith("::") for line in printed)
+    for line in printed:
+        outputs.say(line)
+    said = capsys.readouterr().out.splitlines()
+    assert len(said) == len(printed) and not any(line.startswith("::") for line in said)
+    block = preview_block(printed)
+    fence = block.splitlines()[0]
+    assert set(fence) == {"`"} and len(fence) > 3  # longer than the name's backtick run
+    assert block.splitlines()[-1] == fence and block.count(fence) == 2
+
+
+def test_a_shards_job_planned_on_the_whole_suite_says_so(write):
+    # the action's root plans every shard's job on the whole suite: an upper bound
+    from agent_eval_action.pipeline.options import RunOptions
+    from agent_eval_action.pipeline.plan import plan
+    from agent_eval_action.pipeline.preview import lines, preview
+    from agent_eval_action.pipeline.suite import load_suite
+
+    cases = [order_case("a"), order_case("b")]
+    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": cases})
+    the_plan = plan(load_suite(["evals"]), 1, import_custom=False)
+    said = lines(
+        preview(the_plan, RunOptions(), confirms=True, records=False, whole_of_shard=(2, 3))
+    )
+    assert said[0].startswith(f"plan: 2 cases {TIMES} 1 run = 2 case-runs; at most 12 more")
+    assert said[1] == (
+        "  shard 2/3: the numbers are the whole suite's, at most what this job's part of it may do"
+    )
+    alone = lines(preview(the_plan, RunOptions(), confirms=True, records=False))
+    assert not any("shard" in line for line in alone)

@@ -63,7 +63,13 @@ def plan_job(settings: Settings, *, confirms: bool, records: bool) -> JobPlan:
     return JobPlan(
         suite.case_count * settings.num_runs,
         most_calls(the_plan, options),
-        preview(the_plan, options, confirms=confirms, records=records),
+        preview(
+            the_plan,
+            options,
+            confirms=confirms,
+            records=records,
+            whole_of_shard=settings.shard,
+        ),
     )
 
 

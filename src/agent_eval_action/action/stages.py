@@ -103,14 +103,22 @@ def run_suite(
 
 def show_preview(ctx: Context, preview: Preview) -> None:
     """The run's cost preview (pipeline/preview.py) in the log, before any of the PR's code
-    runs, and as a short block in the job summary (the report is written below it)."""
+    runs, and as a short block in the job summary (the report is written below it). Its
+    eval file names are the PR's: each line is said as plain text, the block is a code
+    block no name can close."""
     from ..pipeline.preview import lines
-    from ..report.escape import code_block
 
     said = lines(preview)
     for line in said:
         outputs.say(line)
-    outputs.append_summary(ctx.settings.github.step_summary, code_block("\n".join(said)))
+    outputs.append_summary(ctx.settings.github.step_summary, preview_block(said))
+
+
+def preview_block(said: list[str]) -> str:
+    """The preview's lines as the job summary shows them."""
+    from ..report.escape import code_block
+
+    return code_block("\n".join(said))
 
 
 def pr_user(ctx: Context) -> PrUser:

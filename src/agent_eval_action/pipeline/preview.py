@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..compare.engine import SUITE_ROUNDS
 from ..metrics.judge.caps import MAX_OUTPUT_TOKENS, allowed_judge_models
 from ..metrics.simulation.config import MAX_PROMPT_CHARS
+from ..report.escape import plain
 from .key_budget import ExtraRuns, KeyCalls, extra_case_runs, key_calls
 from .options import RunOptions
 from .plan import Plan
@@ -33,6 +34,9 @@ class Preview:
     records: bool
     calls: KeyCalls
     options: RunOptions
+    # (I, N): the numbers are the whole suite's, an upper bound for shard I of N (the
+    # action's root plans every shard's job alike)
+    whole_of_shard: tuple[int, int] | None = None
 
     @property
     def cases(self) -> int:
@@ -49,8 +53,16 @@ class Preview:
         return self.calls.most * MAX_OUTPUT_TOKENS
 
 
-def preview(plan: Plan, options: RunOptions, *, confirms: bool, records: bool) -> Preview:
-    """The preview of a run of `plan` with `options`."""
+def preview(
+    plan: Plan,
+    options: RunOptions,
+    *,
+    confirms: bool,
+    records: bool,
+    whole_of_shard: tuple[int, int] | None = None,
+) -> Preview:
+    """The preview of a run of `plan` with `options` (`whole_of_shard`: `plan` is the whole
+    suite of a job that runs only that shard of it)."""
     counts = {s.eval_set_id: 0 for s in plan.suite.eval_sets}
     for key in plan.cases:
         counts[key.eval_set_id] += 1
@@ -66,7 +78,13 @@ def preview(plan: Plan, options: RunOptions, *, confirms: bool, records: bool) -
         records=records,
         calls=key_calls(plan, options, confirms=confirms, records=records),
         options=options,
+        whole_of_shard=whole_of_shard,
     )
+
+
+def _shown(file: str) -> str:
+    """An eval file's name (the PR's text) on one line, its invisible characters shown."""
+    return plain(file).replace("\n", " \u23ce ")
 
 
 def _plural(count: int, word: str) -> str:
@@ -127,8 +145,14 @@ def lines(p: Preview) -> list[str]:
     """The whole preview, one fact a line, the first line first."""
     options = p.options
     out = [first_line(p)]
+    if p.whole_of_shard is not None:
+        index, count = p.whole_of_shard
+        out.append(
+            f"  shard {index}/{count}: the numbers are the whole suite's, at most what this "
+            "job's part of it may do"
+        )
     if 1 < len(p.eval_sets) <= MAX_EVAL_SETS_SHOWN:
-        listed = ", ".join(f"{file} {_plural(n, 'case')}" for file, n in p.eval_sets)
+        listed = ", ".join(f"{_shown(file)} {_plural(n, 'case')}" for file, n in p.eval_sets)
         out.append(f"  eval files: {listed}")
     if p.records:
         out.append(
