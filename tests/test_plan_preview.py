@@ -236,3 +236,26 @@ def test_a_shards_job_planned_on_the_whole_suite_says_so(write):
     )
     alone = lines(preview(the_plan, RunOptions(), confirms=True, records=False))
     assert not any("shard" in line for line in alone)
+
+
+def test_the_report_is_fitted_below_the_preview_in_the_job_summary(tmp_path, monkeypatch):
+    # the summary's limit is the runner's, per step: the preview's block, written first,
+    # leaves the report less room, and the report takes only what is left
+    from report_diffs import mixed
+
+    from agent_eval_action.action import outputs
+    from agent_eval_action.action.publish import write_reports
+    from agent_eval_action.report.model import Options, Report
+
+    diff, current = mixed()
+    report = Report.of(diff, current, Options())
+    _, full = write_reports(tmp_path, report, page=False)
+    summary = tmp_path / "step_summary"
+    monkeypatch.setattr(outputs, "SUMMARY_LIMIT", len(full.encode()) + 2_000)
+    preview = "```\nplan: ...\n" + "p" * 3_000 + "\n```"  # more than the report's margin
+    assert outputs.append_summary(str(summary), preview)
+    room = outputs.summary_room(str(summary))
+    _, fitted = write_reports(tmp_path, report, page=False, room=room)
+    assert len(fitted.encode()) <= room < len(full.encode())
+    assert outputs.append_summary(str(summary), fitted)  # written whole, not dropped
+    assert summary.read_text(encoding="utf-8").startswith(preview)
