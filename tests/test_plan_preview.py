@@ -259,3 +259,22 @@ def test_the_report_is_fitted_below_the_preview_in_the_job_summary(tmp_path, mon
     assert len(fitted.encode()) <= room < len(full.encode())
     assert outputs.append_summary(str(summary), fitted)  # written whole, not dropped
     assert summary.read_text(encoding="utf-8").startswith(preview)
+
+
+def test_prompts_are_bounded_only_where_no_judge_reads_the_answers():
+    from agent_eval_action.pipeline.key_budget import Calls, ExtraRuns, KeyCalls
+    from agent_eval_action.pipeline.options import RunOptions
+    from agent_eval_action.pipeline.preview import Preview, lines
+
+    def tokens(calls: KeyCalls) -> str:
+        shown = Preview(
+            (("a.evalset.json", 1),), 1, 1, ExtraRuns(0, 0), False, False, calls, RunOptions()
+        )
+        return next(line for line in lines(shown) if line.startswith("  tokens:"))
+
+    # the simulator alone: its prompt cap times its calls
+    assert "prompts at most 800,000 characters in all" in tokens(KeyCalls(Calls(0, 4), 4))
+    assert "at most 65,536 output tokens" in tokens(KeyCalls(Calls(0, 4), 4))
+    # a judge reads the agent's answers: no bound, and none without a bound of calls
+    assert "prompt tokens not bounded" in tokens(KeyCalls(Calls(1, 4), 5))
+    assert "prompt tokens not bounded" in tokens(KeyCalls(None, 7))

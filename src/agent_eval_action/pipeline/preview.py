@@ -141,6 +141,16 @@ def _confirmation(p: Preview) -> str:
     )
 
 
+def _prompts(p: Preview) -> str:
+    """What bounds the prompts: the simulator's cap, and nothing for a judge's."""
+    simulator = f"the simulator's at most {MAX_PROMPT_CHARS:,} characters a call"
+    bound = p.calls.bound
+    if bound is None or bound.judge:
+        return f"prompt tokens not bounded (a judge prompt holds the agent's answers; {simulator})"
+    most = min(bound.simulator, p.calls.most) * MAX_PROMPT_CHARS
+    return f"prompts at most {most:,} characters in all ({simulator})"
+
+
 def lines(p: Preview) -> list[str]:
     """The whole preview, one fact a line, the first line first."""
     options = p.options
@@ -169,14 +179,9 @@ def lines(p: Preview) -> list[str]:
         f"  calls on the judge's key: {_calls(p)}; past the cap a call is refused, never "
         "made, and its metric is not passed"
     )
-    prompts = (
-        "prompt tokens not bounded (a judge prompt holds the agent's answers)"
-        if p.calls.bound is None or p.calls.bound.judge
-        else f"prompts at most {MAX_PROMPT_CHARS:,} characters a call"
-    )
     out.append(
         f"  tokens: at most {p.output_tokens:,} output tokens, thoughts included "
-        f"({MAX_OUTPUT_TOKENS:,} a call, max_output_tokens); {prompts}"
+        f"({MAX_OUTPUT_TOKENS:,} a call, max_output_tokens); {_prompts(p)}"
     )
     pinned = f" (pinned: {options.judge_model})" if options.judge_model else ""
     allowed = ", ".join(allowed_judge_models(options.judge_models))
