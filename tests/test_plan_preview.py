@@ -278,3 +278,21 @@ def test_prompts_are_bounded_only_where_no_judge_reads_the_answers():
     # a judge reads the agent's answers: no bound, and none without a bound of calls
     assert "prompt tokens not bounded" in tokens(KeyCalls(Calls(1, 4), 5))
     assert "prompt tokens not bounded" in tokens(KeyCalls(None, 7))
+
+
+def test_plan_starts_no_agent_imports_none_and_calls_no_gemini(fake, capsys, write):
+    # each agent would leave a file the moment it started or was imported
+    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [order_case("a")]})
+    write(
+        "evals/test_config.json",
+        {"criteria": {"final_response_match_v2": {"threshold": 0.5}}},
+    )
+    write("started.py", "open('started', 'w').close()\n")
+    write("my_agent/__init__.py", "open('imported', 'w').close()\nfrom . import agent\n")
+    write("my_agent/agent.py", "open('imported', 'w').close()\n")
+    write("my_agent/custom.py", "open('imported', 'w').close()\n")
+    for agent in (["--command", python_command(Path("started.py"))], ["--agent", "my_agent"]):
+        plan, _ = planned(capsys, ["run", "evals", *agent])
+        assert plan.judge > 0  # the judged metric is planned, not asked
+    assert not Path("started").exists() and not Path("imported").exists()
+    assert fake.calls() == 0
