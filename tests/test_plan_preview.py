@@ -296,3 +296,11 @@ def test_plan_starts_no_agent_imports_none_and_calls_no_gemini(fake, capsys, wri
         assert plan.judge > 0  # the judged metric is planned, not asked
     assert not Path("started").exists() and not Path("imported").exists()
     assert fake.calls() == 0
+
+
+def test_a_baseline_recorded_with_one_run_samples_nothing_and_says_so(write, capsys):
+    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [order_case("a")]})
+    argv = ["run", "evals", "--command", "true", "--record-baseline", "--baseline-runs", "1"]
+    plan, printed = planned(capsys, argv)
+    assert plan.extra == 0 and "; no re-runs; " in printed[0]
+    assert "  main's sampling: off (baseline-runs 1)" in printed

@@ -164,7 +164,9 @@ def lines(p: Preview) -> list[str]:
     if 1 < len(p.eval_sets) <= MAX_EVAL_SETS_SHOWN:
         listed = ", ".join(f"{_shown(file)} {_plural(n, 'case')}" for file, n in p.eval_sets)
         out.append(f"  eval files: {listed}")
-    if p.records:
+    if p.records and not p.extra.sampling:
+        out.append(f"  main's sampling: off (baseline-runs {options.baseline_runs})")
+    elif p.records:
         out.append(
             f"  main's sampling: each case runs again until main has {options.baseline_runs} "
             f"runs of it or it is seen to be deterministic: at most {p.extra.sampling:,} "
