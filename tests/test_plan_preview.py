@@ -4,6 +4,7 @@ the real google-genai client, stays within every bound it printed (issue 36)."""
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,10 @@ from helpers.paths import ROOT, python_command
 from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case
 from test_example_scenarios import EXAMPLE, SCENARIOS, customer
 
+# imported here, not in a test: outputs binds its default log stream when first imported,
+# which inside a test using capsys would be a stream closed after it
+from agent_eval_action.action import outputs
+from agent_eval_action.action.stages import preview_block
 from agent_eval_action.cli import main
 from agent_eval_action.pipeline.preview import TIMES
 from agent_eval_action.results import Results
@@ -197,9 +202,6 @@ HOSTILE = "x\n::error::forged ```\n@team #12 \u202eevil"
 def test_hostile_eval_file_names_stay_text_in_the_preview_the_log_and_the_summary(write, capsys):
     # the names are the PR's: a line break would start a workflow command in a log, a
     # backtick run would close the summary's code block
-    from agent_eval_action.action import outputs
-    from agent_eval_action.action.stages import preview_block
-
     write(f"evals/{HOSTILE}.evalset.json", {"eval_set_id": "a", "eval_cases": [order_case("a")]})
     write("evals/b.evalset.json", {"eval_set_id": "b", "eval_cases": [order_case("b")]})
     assert main(["run", "evals", "--command", "true", "--plan"]) == 0
@@ -207,9 +209,10 @@ def test_hostile_eval_file_names_stay_text_in_the_preview_the_log_and_the_summar
     [listed] = [line for line in printed if line.startswith("  eval files:")]
     assert "::error::forged" in listed and "\u202e" not in listed  # on the line, as text
     assert not any(line.startswith("::") for line in printed)
+    log = io.StringIO()  # (say's default stream is bound when outputs is first imported)
     for line in printed:
-        outputs.say(line)
-    said = capsys.readouterr().out.splitlines()
+        outputs.say(line, log)
+    said = log.getvalue().splitlines()
     assert len(said) == len(printed) and not any(line.startswith("::") for line in said)
     block = preview_block(printed)
     fence = block.splitlines()[0]
@@ -243,7 +246,6 @@ def test_the_report_is_fitted_below_the_preview_in_the_job_summary(tmp_path, mon
     # leaves the report less room, and the report takes only what is left
     from report_diffs import mixed
 
-    from agent_eval_action.action import outputs
     from agent_eval_action.action.publish import write_reports
     from agent_eval_action.report.model import Options, Report
 
