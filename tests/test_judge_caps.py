@@ -26,7 +26,7 @@ from agent_eval_action.metrics.judge.caps import (
 )
 from agent_eval_action.metrics.judge.pricing import load_prices
 from agent_eval_action.metrics.judge.settings import RetryPolicy
-from agent_eval_action.pipeline.key_budget import case_run_calls, most_calls
+from agent_eval_action.pipeline.key_budget import Calls, case_run_calls, key_calls, most_calls
 from agent_eval_action.pipeline.options import RunOptions
 from agent_eval_action.pipeline.plan import plan
 from agent_eval_action.pipeline.suite import load_suite
@@ -203,14 +203,17 @@ def test_a_case_runs_calls_are_its_turns_requests_and_samples(write):
     the_plan = planned(write, frm(3), [PARIS, TWO])
     keys = list(the_plan.cases)
     # each request once a turn and once more for the run, 3 samples each
-    assert [case_run_calls(the_plan, key) for key in keys] == [(1 + 1) * 3, (2 + 1) * 3]
+    assert [case_run_calls(the_plan, key) for key in keys] == [
+        Calls((1 + 1) * 3),
+        Calls((2 + 1) * 3),
+    ]
     # a scenario: its simulator's calls (the starting prompt asks nothing), and its turns
     # up to the turn limit judged; safety_v1 asks once a turn, one sample unless set
     the_plan = planned(
         write, {"safety_v1": 0.5}, [SCENARIO], simulator={"max_allowed_invocations": 4}
     )
     [key] = the_plan.cases
-    assert case_run_calls(the_plan, key) == (4 - 1) + (4 + 1) * 1
+    assert case_run_calls(the_plan, key) == Calls(judge=(4 + 1) * 1, simulator=4 - 1)
     # hallucinations over every intermediate text: as many as the agent writes, no bound
     hallucinations = {"threshold": 0.5, "evaluate_intermediate_nl_responses": True}
     the_plan = planned(write, {"hallucinations_v1": hallucinations}, [PARIS])
@@ -312,3 +315,29 @@ def test_roots_meter_takes_each_stages_spending_off_the_jobs_budget(tmp_path):
     KeyBudget(None, judge_calls=99).write(record)
     meter.settle(record)
     assert meter.left == 0
+
+
+def test_one_run_per_case_may_add_suite_rounds_within_the_confirm_limit(write):
+    # with one run per case a broad drop runs every case again, up to SUITE_ROUNDS times
+    # (pipeline/confirm.rounds): the budget must cover them, not the re-runs alone
+    from agent_eval_action.compare.engine import SUITE_ROUNDS
+    from agent_eval_action.pipeline.key_budget import extra_case_runs
+
+    the_plan = planned(write, frm(3), [PARIS, TWO])
+    options = RunOptions(confirm_runs=3, baseline_runs=1, judge_max_calls=10**6)
+    assert extra_case_runs(2, options).confirming == 2 * (3 + SUITE_ROUNDS)
+    assert most_calls(the_plan, options) == (6 + 9) + 2 * (3 + SUITE_ROUNDS) * 9
+    assert extra_case_runs(2, RunOptions(confirm_runs=3, confirm_limit=5)).confirming == 5
+    assert extra_case_runs(2, RunOptions(confirm_runs=0)).confirming == 0
+
+
+def test_the_judges_and_the_simulators_calls_are_bounded_apart(write):
+    the_plan = planned(
+        write, {"safety_v1": 0.5}, [SCENARIO], simulator={"max_allowed_invocations": 4}
+    )
+    quiet = RunOptions(confirm_runs=0, baseline_runs=1)
+    calls = key_calls(the_plan, quiet)
+    assert calls.bound == Calls(judge=5, simulator=3) and calls.most == 8
+    # the budget holds both together: each alone may reach it, never more
+    tight = key_calls(the_plan, RunOptions(confirm_runs=0, baseline_runs=1, judge_max_calls=6))
+    assert tight.bound == Calls(judge=5, simulator=3) and tight.most == 6

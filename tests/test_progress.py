@@ -139,7 +139,10 @@ def test_cli_progress_in_github_actions(write, capsys, monkeypatch):
         err.index("::endgroup::"),
     )
     assert err[end - 1].startswith("progress: 1/1 case-run, 1 passed, 0 failed, 0 errored")
-    assert start == 0 and err[end + 2 :] == ["results: r.json"]
+    # the preview's first line, then the group (pipeline/preview.py)
+    assert (
+        start == 1 and err[0].startswith("plan: 1 case ") and err[end + 2 :] == ["results: r.json"]
+    )
     assert err[end + 1].startswith("config: 1 eval file uses ADK's defaults")
 
 

@@ -13,28 +13,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..metrics.judge.budget import read_spent
 from . import outputs
 from .settings import Settings
 
+if TYPE_CHECKING:
+    from ..pipeline.preview import Preview
+
 
 @dataclass(frozen=True)
 class JobPlan:
     """What root knows of the job before it runs: its case-runs (every shard's: an upper
-    bound) and the most calls it may make on the judge's key."""
+    bound), the most calls it may make on the judge's key, and the cost preview of this
+    run of it (pipeline/preview.py), which the log and the job summary show."""
 
     case_runs: int
     key_calls: int
+    preview: Preview
 
 
-def plan_job(settings: Settings) -> JobPlan:
-    """The job as root plans it from the eval files (InputError: bad input, exit 2)."""
+def plan_job(settings: Settings, *, confirms: bool, records: bool) -> JobPlan:
+    """The job as root plans it from the eval files (InputError: bad input, exit 2).
+    `confirms`: the run compares with a baseline; `records`: it records main's."""
     from ..pipeline.job import check_judge_models
     from ..pipeline.key_budget import most_calls
     from ..pipeline.options import RunOptions
     from ..pipeline.plan import plan
+    from ..pipeline.preview import preview
     from ..pipeline.suite import load_suite
 
     options = RunOptions(
@@ -53,7 +61,17 @@ def plan_job(settings: Settings) -> JobPlan:
     # the PR's templates are rendered by the stages, never in this (root's own) process
     the_plan = plan(suite, settings.num_runs, import_custom=False, render_personas=False)
     check_judge_models(the_plan, options)
-    return JobPlan(suite.case_count * settings.num_runs, most_calls(the_plan, options))
+    return JobPlan(
+        suite.case_count * settings.num_runs,
+        most_calls(the_plan, options),
+        preview(
+            the_plan,
+            options,
+            confirms=confirms,
+            records=records,
+            whole_of_shard=settings.shard,
+        ),
+    )
 
 
 def key_arguments(settings: Settings) -> list[str]:

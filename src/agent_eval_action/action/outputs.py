@@ -42,14 +42,20 @@ def write_outputs(path: str | None, values: Mapping[str, str], log: TextIO = sys
     append_text(Path(path), "".join(output_block(name, value) for name, value in values.items()))
 
 
+def summary_room(path: str | None) -> int:
+    """The bytes the job summary has left (what this step wrote to it already counts)."""
+    target = Path(path) if path is not None else None
+    used = target.stat().st_size if target is not None and target.exists() else 0
+    return max(SUMMARY_LIMIT - used, 0)
+
+
 def append_summary(path: str | None, markdown: str) -> bool:
     """Add `markdown` to the job summary; False when there is none or it would not fit."""
     if path is None:
         return False
     target = Path(path)
-    used = target.stat().st_size if target.exists() else 0
     data = markdown.rstrip("\n") + "\n"
-    if used + len(data.encode("utf-8")) > SUMMARY_LIMIT:
+    if len(data.encode("utf-8")) > summary_room(path):
         return False
     append_text(target, data)
     return True

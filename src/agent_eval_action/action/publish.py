@@ -91,18 +91,20 @@ def write_reports(
     baseline: Results | None = None,
     history: MainRecord | None = None,
     page: bool = True,
+    room: int = markdown.SUMMARY_LIMIT,
 ) -> tuple[str, str]:
     """diff.json, report.md (the comment), summary.md and report.html (unless `page` is
-    False) in out_dir; returns the markdown. The job summary ends with the pass rate per axis
-    over main's history (report/chart.py) when there is a baseline to draw it from.
+        False) in out_dir; returns the markdown. The job summary ends with the pass rate per axis
+        over main's history (report/chart.py) when there is a baseline to draw it from; it fits
+    in `room` bytes (what the job summary has left: the cost preview is above it).
 
-    The comment leaves room for the line that ties it to its id (github/comments.py)."""
+        The comment leaves room for the line that ties it to its id (github/comments.py)."""
     diff, results = report.diff, report.current
     comment = markdown.comment_of(report, limit=markdown.COMMENT_LIMIT - STAMP_RESERVE)
     known = [*(history.past if history else ()), *([Past.header(baseline)] if baseline else [])]
     trend = chart.mermaid(known, results)
     trend = "\n" + trend if trend else ""
-    summary = markdown.summary_of(report, limit=markdown.SUMMARY_LIMIT - size(trend))
+    summary = markdown.summary_of(report, limit=room - size(trend))
     summary += trend
     diff.write(out_dir / "diff.json")
     write_whole(out_dir / "report.md", comment)

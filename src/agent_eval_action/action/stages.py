@@ -19,6 +19,7 @@ from ..errors import (
 from ..github.client import GitHubError
 from ..github.pulls import PullRequest
 from ..pipeline.paired import summary as paired_summary
+from ..pipeline.preview import Preview
 from ..report.model import AcceptOffer, Report
 from ..results import Results
 from . import outputs, sandbox
@@ -51,7 +52,8 @@ def run_suite(
     try:
         # its agent stage's deadline and the job's calls on the judge's key, planned before
         # any of the PR's code runs; bad input here
-        job = plan_job(ctx.settings)
+        job = plan_job(ctx.settings, confirms=gate and baseline is not None, records=not gate)
+        show_preview(ctx, job.preview)
         agent_env = install_requirements(ctx.settings, ctx.children, user, ctx.dirs.given)
         outputs.group("run the evals")
         try:
@@ -97,6 +99,26 @@ def run_suite(
     if results.partial or ctx.children.cancelled:
         raise Cancelled("the run was cancelled")
     return outcome.code, results
+
+
+def show_preview(ctx: Context, preview: Preview) -> None:
+    """The run's cost preview (pipeline/preview.py) in the log, before any of the PR's code
+    runs, and as a short block in the job summary (the report is written below it). Its
+    eval file names are the PR's: each line is said as plain text, the block is a code
+    block no name can close."""
+    from ..pipeline.preview import lines
+
+    said = lines(preview)
+    for line in said:
+        outputs.say(line)
+    outputs.append_summary(ctx.settings.github.step_summary, preview_block(said))
+
+
+def preview_block(said: list[str]) -> str:
+    """The preview's lines as the job summary shows them."""
+    from ..report.escape import code_block
+
+    return code_block("\n".join(said))
 
 
 def pr_user(ctx: Context) -> PrUser:
@@ -193,6 +215,7 @@ def compare_and_publish(
         # the fork-safe comment job links the eval run's own report.html and uploads nothing:
         # rendering another (most of its time and memory at 100,000 cases) would be waste
         page=not isinstance(ctx.event, WorkflowRunEvent),
+        room=outputs.summary_room(settings.github.step_summary),
     )
     outputs.append_summary(settings.github.step_summary, summary)
     code = EXIT_PASS if diff.verdict.passed else EXIT_GATE_FAILED
@@ -294,7 +317,8 @@ def record_only(ctx: Context, results: Results, run_code: int) -> int:
     diff = gate(results, Baseline(None, reason), ctx.settings.gate.recording())
     diff.verdict.notes.extend(ctx.notes)
     options = report_options(ctx.settings, None, report_url(ctx.settings, ctx.gh, ctx.event))
-    _, summary = write_reports(ctx.out_dir, Report.of(diff, results, options))
+    room = outputs.summary_room(ctx.settings.github.step_summary)
+    _, summary = write_reports(ctx.out_dir, Report.of(diff, results, options), room=room)
     outputs.append_summary(ctx.settings.github.step_summary, summary)
     values = output_values(
         diff, results, ctx.settings, ctx.out_dir, shown=ctx.output_dir, passed=run_code == EXIT_PASS

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..pipeline.gate import Baseline as BaselineRecord
     from ..pipeline.gate import GateOptions
     from ..pipeline.job import Job
+    from ..pipeline.preview import Preview
     from ..pipeline.score import Scored
     from ..pipeline.session import Session
     from ..results import Results, Source
@@ -35,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_paired(parser)
     common.add_recording(parser)
     add_output(parser)
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="print what this run would do and the most it may spend (case-runs, re-runs, "
+        "calls and tokens on the judge's key, the caps), then stop: no agent is started, "
+        "Gemini is not called, nothing is written",
+    )
 
 
 def add_output(parser: argparse.ArgumentParser) -> None:
@@ -50,16 +58,51 @@ def add_output(parser: argparse.ArgumentParser) -> None:
     add_html(parser)
 
 
+# what --plan cannot honour: it runs nothing and writes nothing
+NOT_WITH_PLAN = {
+    "report": "--report",
+    "html": "--html",
+    "key_spent": "--key-spent",
+    "adk_history": "--adk-history (it scores runs already made)",
+}
+
+
 def handle(args: argparse.Namespace) -> int:
+    from ..pipeline.preview import first_line
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import run_cases
 
+    if args.plan:
+        return plan(args)
     job, gate, runner = prepare(args, agent=True)
     assert runner is not None
+    print(first_line(preview(args, job)), file=sys.stderr)
     progress = Progress(len(job.plan.requests), verdict=quick_verdict(job.plan))
     with progress:
         case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace, simulator=job.judge)
     return finish(args, job, case_runs, gate, runner=runner)
+
+
+def plan(args: argparse.Namespace) -> int:
+    """`run --plan`: the preview of this run, on stdout; nothing run, nothing written."""
+    from ..errors import InputError
+    from ..pipeline.preview import lines
+
+    given = [flag for name, flag in NOT_WITH_PLAN.items() if getattr(args, name, None)]
+    if given:
+        raise InputError(f"--plan runs nothing and writes nothing: it cannot take {given[0]}")
+    job, _, _ = prepare(args)
+    for line in lines(preview(args, job)):
+        print(line)
+    return EXIT_PASS
+
+
+def preview(args: argparse.Namespace, job: Job) -> Preview:
+    """The preview of this run's job (pipeline/preview.py)."""
+    from ..pipeline.preview import preview as of
+
+    records = bool(getattr(args, "record_baseline", False))
+    return of(job.plan, job.options, confirms=args.baseline is not None, records=records)
 
 
 def prepare(
