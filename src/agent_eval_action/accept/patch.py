@@ -41,13 +41,14 @@ def unified(file: str, before: str, regions: Sequence[Region]) -> str:
     old, new = lines(before), lines(applied(before, regions))
     codes: list[tuple[str, int, int, int, int]] = []
     at_old = at_new = position = 0
+    budget = [MAX_COMPARED]  # line pairs left to compare, over the whole file
     for region in regions:
         gap = before.count("\n", position, region.start)
         _equal(codes, at_old, at_old + gap, at_new, at_new + gap)
         at_old, at_new = at_old + gap, at_new + gap
         count_old, count_new = _count(before[region.start : region.end]), _count(region.new)
         lines_old, lines_new = old[at_old : at_old + count_old], new[at_new : at_new + count_new]
-        for tag, i1, i2, j1, j2 in _opcodes(lines_old, lines_new):
+        for tag, i1, i2, j1, j2 in _opcodes(lines_old, lines_new, budget):
             if tag == "equal":
                 _equal(codes, at_old + i1, at_old + i2, at_new + j1, at_new + j2)
             else:
@@ -61,13 +62,16 @@ def unified(file: str, before: str, regions: Sequence[Region]) -> str:
     return "".join(_formatted(file, old, new, grouper.get_grouped_opcodes(CONTEXT)))
 
 
-MAX_COMPARED = 1_000_000  # line pairs a region's lines are compared by, at most
+MAX_COMPARED = 5_000_000  # line pairs a file's regions are compared by, at most, in all
 
 
-def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(
+    old: list[str], new: list[str], budget: list[int]
+) -> list[tuple[str, int, int, int, int]]:
     """How a region's lines changed: difflib's opcodes, with the lines both ends share left
-    out; past MAX_COMPARED line pairs (difflib's cost grows with their product: thousands of
-    like lines, one more), the lines between as one replacement, a patch as valid."""
+    out; past what is left of the file's `budget` of line pairs (difflib's cost grows with
+    their product: thousands of like lines, one more), the lines between as one
+    replacement, a patch as valid."""
     head = 0
     while head < min(len(old), len(new)) and old[head] == new[head]:
         head += 1
@@ -79,7 +83,9 @@ def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, i
     middle: list[tuple[str, int, int, int, int]] = [
         ("replace", 0, len(middle_old), 0, len(middle_new))
     ]
-    if len(middle_old) * len(middle_new) <= MAX_COMPARED:
+    pairs = len(middle_old) * len(middle_new)
+    if pairs <= budget[0]:
+        budget[0] -= pairs
         middle = list(difflib.SequenceMatcher(None, middle_old, middle_new, False).get_opcodes())
     codes += [(t, i1 + head, i2 + head, j1 + head, j2 + head) for t, i1, i2, j1, j2 in middle]
     if tail:

@@ -30,6 +30,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Sequence
@@ -352,8 +353,8 @@ NOT_GIVEN = "its user turns in the agent stage's traces are not the {given} the 
 # the judges print an event authored "user" as a USER line: in a scenario, only the user
 # simulator speaks for the user
 USER_EVENT = (
-    "an event in the agent stage's traces is authored {author!r}: the user's words come "
-    "from the user simulator alone"
+    "an event in the agent stage's traces is authored {author!r}, not an agent's name: the "
+    "user's words come from the user simulator alone"
 )
 
 
@@ -407,5 +408,10 @@ def _unrecorded(
     return USER_EVENT.format(author=users[0]) if users else None
 
 
+AGENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")  # an ADK agent's name, and no more
+
+
 def _user(author: str) -> bool:
-    return author.strip().lower() == "user"
+    """Whether an event's author would speak for the user to the judges: "user" in any
+    spelling, or anything but an agent's name (a line break in it prints a line of its own)."""
+    return author.strip().lower() == "user" or AGENT_NAME.fullmatch(author) is None

@@ -208,6 +208,19 @@ def _check_arguments(name: str, args: Any, kwargs: Any) -> None:
         raise _over(what, size)
 
 
+def _capped_join(pieces: Iterable[str]) -> str:
+    """What a `{% set %}` block, a macro or a call block makes, joined only while it stays
+    within MAX_PROMPT_CHARS (each piece passed `finalize`, the whole must too)."""
+    kept: list[str] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if size > MAX_PROMPT_CHARS:
+            raise _over("block", size)
+        kept.append(piece)
+    return "".join(kept)
+
+
 @functools.cache
 def sandbox() -> Any:
     """ADK's sandbox (jinja2's SandboxedEnvironment, undefined names an error), capped where
@@ -248,6 +261,7 @@ def sandbox() -> Any:
     env = CappedSandbox(
         undefined=StrictUndefined, autoescape=False, optimized=False, finalize=finalize
     )
+    env.concat = _capped_join  # type: ignore[method-assign]  # set blocks, macros, calls
     env.globals.pop("lipsum", None)
     env.filters = {name: _guarded(name, f) for name, f in env.filters.items()}
     return env

@@ -114,6 +114,8 @@ def render(
         raise UserTurnError(f"the prompt cannot be rendered: {err}") from None
     except RecursionError:  # a macro of custom_instructions that calls itself: a cap too
         raise OverCap("the prompt cannot be rendered: it recurses without end") from None
+    except (MemoryError, OverflowError):  # what a template grew past the memory there is
+        raise OverCap("the prompt cannot be rendered: it grew past the memory") from None
 
 
 def _prompt(
