@@ -214,7 +214,8 @@ def test_agent_errors_and_hangs_fail_only_their_case_run(server):
 def test_unknown_app_is_one_line_exit_2(server, capsys, write):
     write("evals/e.evalset.json", {"eval_set_id": "s", "eval_cases": [ECHO_CASE]})
     code = main(["run", "evals", "--adk-api", server, "--adk-app", "nope", "--out", "r.json"])
-    err = capsys.readouterr().err.strip()
+    plan, err = capsys.readouterr().err.strip().split("\n", 1)  # the run's first line, then
+    assert plan.startswith("plan: 1 case ")
     assert code == 2 and "\n" not in err
     assert err == (
         f"error: --adk-app: the server at {server} does not serve an app named 'nope' "

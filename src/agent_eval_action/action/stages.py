@@ -111,7 +111,10 @@ def show_preview(ctx: Context, preview: Preview) -> None:
     said = lines(preview)
     for line in said:
         outputs.say(line)
-    outputs.append_summary(ctx.settings.github.step_summary, preview_block(said))
+    try:
+        outputs.append_summary(ctx.settings.github.step_summary, preview_block(said))
+    except OSError as err:  # the run goes on; the report's own summary says it again, failing
+        outputs.command("warning", f"the job summary cannot be written: {err}")
 
 
 def preview_block(said: list[str]) -> str:
