@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from helpers.table_suite import RIGHT, TABLE_AGENT, order_case  # noqa: E402
+from helpers.table_suite import RIGHT, TABLE_AGENT, write_order_suite  # noqa: E402
 
 NEW = {"text": "Shipped: it arrives Friday.", "tools": [["track", {"id": "A-1"}], ["notify", {}]]}
 
@@ -47,11 +47,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        (where / "evals").mkdir()
         ids = [f"c{i}" for i in range(args.cases)]
-        suite = {"eval_set_id": "shop", "eval_cases": [order_case(i) for i in ids]}
-        evalset = where / "evals" / "shop.evalset.json"
-        evalset.write_text(json.dumps(suite, indent=2) + "\n")
+        evalset = write_order_suite(where, ids, indent=2)
         config = {"criteria": {"tool_trajectory_avg_score": 1.0, "response_match_score": 0.8}}
         (where / "evals" / "test_config.json").write_text(json.dumps(config))
         _run(where, dict.fromkeys(ids, RIGHT), "base.json")

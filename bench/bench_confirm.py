@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, order_case  # noqa: E402
+from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, TABLE_AGENT, write_order_suite  # noqa: E402
 
 TARGET = 1.5
 
@@ -48,10 +48,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        (where / "evals").mkdir()
         ids = [f"c{i}" for i in range(args.cases)]
-        suite = {"eval_set_id": "shop", "eval_cases": [order_case(i) for i in ids]}
-        (where / "evals" / "shop.evalset.json").write_text(json.dumps(suite))
+        write_order_suite(where, ids)
         slow = {"sleep": args.latency}
         table = {i: {**RIGHT, **slow} for i in ids}
         concurrency = ("--concurrency", str(args.concurrency))

@@ -4,6 +4,10 @@ from a JSON table, so a test decides exactly which runs regress."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 from helpers.paths import WORKERS
 
 TABLE_AGENT = WORKERS / "table_agent.py"
@@ -23,3 +27,13 @@ def order_case(eval_id: str) -> dict:
             }
         ],
     }
+
+
+def write_order_suite(folder: Path, ids: list[str], **dumps: Any) -> Path:
+    """`folder`/evals/shop.evalset.json: one order case per id (json.dumps options `dumps`)."""
+    evals = folder / "evals"
+    evals.mkdir(exist_ok=True)
+    path = evals / "shop.evalset.json"
+    suite = {"eval_set_id": "shop", "eval_cases": [order_case(i) for i in ids]}
+    path.write_text(json.dumps(suite, **dumps) + "\n")
+    return path
