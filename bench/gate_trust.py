@@ -66,6 +66,7 @@ from agent_eval_action.compare.engine import (
     SUITE_ALPHA,
 )
 from agent_eval_action.compare.model import REGRESSIONS
+from agent_eval_action.core import Purpose
 from agent_eval_action.results import (
     Actual,
     CaseResult,
@@ -82,6 +83,7 @@ from agent_eval_action.results import (
     Status,
     Timing,
     Usage,
+    purpose_fields,
 )
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
@@ -315,11 +317,11 @@ def _content(text: str, role: str) -> Content:
 
 
 _EXPECTED = Expected(final_response=_content("done", "model"), tool_uses=[])
-_RECORDS: dict[tuple[int, bool, str, str | None], RunRecord] = {}
+_RECORDS: dict[tuple[int, bool, str, Purpose | None], RunRecord] = {}
 
 
-def _record(run: int, tool: bool, answer: str, confirms: str | None = None) -> RunRecord:
-    key = (run, tool, answer, confirms)
+def _record(run: int, tool: bool, answer: str, why: Purpose | None = None) -> RunRecord:
+    key = (run, tool, answer, why)
     if key not in _RECORDS:
         actual = Actual(
             final_response=_content(answer, "model"),
@@ -330,7 +332,11 @@ def _record(run: int, tool: bool, answer: str, confirms: str | None = None) -> R
             user_content=_content("q", "user"), expected=_EXPECTED, actual=actual, duration_s=None
         )
         _RECORDS[key] = RunRecord(
-            run=run, invocations=[invocation], error=None, duration_s=0.0, confirms=confirms
+            run=run,
+            invocations=[invocation],
+            error=None,
+            duration_s=0.0,
+            **purpose_fields(why),
         )
     return _RECORDS[key]
 

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gate_trust as base_sim
 
 from agent_eval_action.compare import MainRecord, compare
+from agent_eval_action.core import Purpose
 from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
 from agent_eval_action.pipeline.confirm import rounds, sampling_rounds
 from agent_eval_action.pipeline.options import DEFAULTS
@@ -66,13 +67,13 @@ SCENARIOS = ["a", "b", "c", "d"]
 TARGETS = {"a": "<= 1% (upper)", "b": "100%", "c": ">= 90% (lower)", "d": "<= 1% (upper)"}
 
 
-def _run(rng: np.random.Generator, number: int, passes: bool, confirms: str | None = None):
+def _run(rng: np.random.Generator, number: int, passes: bool, why: Purpose | None = None):
     """One run of a noisy case: (trajectory score, ROUGE, its record)."""
     if passes:
         tool, rouge = True, float(rng.uniform(0.8, 1.0))
     else:
         tool, rouge = bool(rng.random() < 0.5), float(rng.uniform(0.3, 0.75))
-    record = base_sim._record(number, tool, f"{'ok' if passes else 'bad'} {rouge!r}", confirms)
+    record = base_sim._record(number, tool, f"{'ok' if passes else 'bad'} {rouge!r}", why)
     return float(tool), rouge, record
 
 

@@ -1,0 +1,35 @@
+"""The gate-trust benches run: a few trials of each through the real engine, so a change
+of the engine's types cannot leave them broken until someone measures (how often the gate
+is right is the benches' business, not a test's)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["gate_trust.py", "--trials", "100", "--quick"],
+        # with history and with a sampled first baseline: confirmation and sampling rounds
+        ["gate_trust_single.py", "--trials", "3", "--cases", "20", "--scenarios", "ab"],
+    ],
+    ids=["gate_trust", "gate_trust_single"],
+)
+def test_gate_trust_bench_runs(args: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert "(b)" in done.stdout  # a row of the table was printed
