@@ -18,6 +18,7 @@ from ..pipeline.options import DEFAULTS, GateOptions, RunOptions
 
 if TYPE_CHECKING:
     from ..pipeline.plan import Plan
+    from ..runners import AgentChoice
 
 FORMAT_HELP = "what to print (default table): markdown = the PR comment, summary = the job summary"
 
@@ -485,6 +486,23 @@ def add_report_options(parser: argparse.ArgumentParser, formats: tuple[str, ...]
         default=DEFAULTS.report.check_name,
         metavar="NAME",
         help=f"names the report's hidden sticky-comment marker (default {DEFAULTS.report.check_name})",
+    )
+
+
+def agent_choice(args: argparse.Namespace) -> AgentChoice:
+    """The agent the flags of `add_agent` (and `--agent-cwd`) name, as runners/ takes it."""
+    from ..runners import AgentChoice
+
+    history = getattr(args, "adk_history", None)
+    return AgentChoice(
+        concurrency=args.concurrency,
+        timeout=args.timeout,
+        agent=getattr(args, "agent", None),
+        command=getattr(args, "command", None),
+        agent_cwd=getattr(args, "agent_cwd", None),
+        adk_api=getattr(args, "adk_api", None),
+        adk_app=getattr(args, "adk_app", None),
+        adk_history=None if history is None else tuple(history),
     )
 
 

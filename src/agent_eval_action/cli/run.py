@@ -112,7 +112,7 @@ def prepare(
     before any agent runs."""
     from ..pipeline.hermetic import check_flags, hermetic_tools
     from ..pipeline.job import prepare as prepare_job
-    from ..runners import runner_from_args
+    from ..runners import runner_for
 
     shard = common.shard(args)
     gate = common.gate_options(args)
@@ -120,7 +120,7 @@ def prepare(
         gate = gate.recording()  # a baseline gates nothing
     options = common.run_options(args)
     check_flags(options, agent=getattr(args, "agent", None) is not None, baseline=args.baseline)
-    runner = runner_from_args(args) if agent else None
+    runner = runner_for(common.agent_choice(args)) if agent else None
     job = prepare_job(
         args.eval_paths,
         options,
@@ -131,7 +131,7 @@ def prepare(
     )
     tools = hermetic_tools(options, job.plan, job.baseline, job.warnings) if agent else None
     if tools is not None:
-        runner = runner_from_args(args, tools)
+        runner = runner_for(common.agent_choice(args), tools)
     return job, gate, runner
 
 

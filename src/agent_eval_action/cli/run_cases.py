@@ -53,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..pipeline.job import prepare
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import TracesWriter, run_cases
-    from ..runners import runner_from_args
+    from ..runners import runner_for
     from ..traces import CaseRunTrace
 
     not_dumpable()  # before any of the agent's code: its workers cannot reach into this one
@@ -61,11 +61,11 @@ def handle(args: argparse.Namespace) -> int:
     shard = common.shard(args)
     options = common.run_options(args)
     check_flags(options, agent=args.agent is not None, baseline=args.baseline)
-    runner = runner_from_args(args)
+    runner = runner_for(common.agent_choice(args))
     job = prepare(args.eval_paths, options, baseline=args.baseline, shard=shard, judges=False)
     tools = hermetic_tools(options, job.plan, job.baseline)
     if tools is not None:
-        runner = runner_from_args(args, tools)
+        runner = runner_for(common.agent_choice(args), tools)
     plan = job.plan
     if args.confirm is not None:
         plan = common.round_plan(job.plan, args.confirm, stdin=True)
