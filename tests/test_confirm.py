@@ -151,6 +151,31 @@ def _recorded(path: str) -> list[tuple]:
     ]
 
 
+def test_a_round_starts_ahead_only_what_later_rounds_could_want_and_what_fits():
+    """The re-runs a round starts beside its own on idle slots (pipeline/session.py and the
+    gate-trust bench share the rule)."""
+    from agent_eval_action.core import CaseKey, Purpose
+    from agent_eval_action.pipeline.confirm import runs_ahead
+
+    def need(count: int, kind="confirmation") -> list:
+        return [(CaseKey("shop", f"c{n}"), Purpose(kind, "why")) for n in range(count)]
+
+    def ahead(cases: int, round_number: int, concurrency=8, limit_left=300, kind="confirmation"):
+        return runs_ahead(
+            need(cases, kind),
+            round_number,
+            confirm_runs=3,
+            concurrency=concurrency,
+            limit_left=limit_left,
+        )
+
+    assert ahead(1, 1) == 2 and ahead(1, 2) == 1 and ahead(1, 3) == 0  # the rounds to come
+    assert ahead(3, 1) == 1 and ahead(4, 1) == 1 and ahead(5, 1) == 0  # what the slots hold
+    assert ahead(1, 1, concurrency=2) == 1 and ahead(1, 1, concurrency=1) == 0
+    assert ahead(1, 1, limit_left=2) == 1 and ahead(2, 1, limit_left=3) == 0  # the limit
+    assert ahead(1, 1, kind="suite_round") == 0 and ahead(0, 1) == 0  # a look of its own
+
+
 def test_re_runs_started_ahead_on_idle_slots_decide_as_one_a_round(write, capsys):
     """With slots to spare, a round also starts the later re-runs its cases may need; each
     round still decides from its own run, and what no round took is not recorded: the same
