@@ -12,16 +12,24 @@ again until each had `baseline-runs` runs or did the same thing three times
 (`pipeline/confirm.sampling_rounds`, `compare/confirm.to_sample` deciding), then the confirmation rounds as
 `pipeline/confirm.py` runs them (`compare/confirm.py`'s `to_confirm` picks the cases; each
 round adds one re-run per case, recorded with `confirms`), until nothing is left to
-confirm. A noisy case's run passes with its probability (drawn per case from the shape's
-range); a failing run calls the wrong tool half of the time, and always answers wrongly;
-every run is worded afresh. One deterministic case in ten fails on both sides.
+confirm. The re-runs start as `run` and the pytest route start them: a round that re-runs
+fewer cases than the concurrency (`--concurrency`, `run`'s default) also starts the later
+re-runs they may need (`pipeline/confirm.runs_ahead`), and those no round takes are
+discarded, so each trial counts the extra case-runs *used* (recorded, deciding) and *made*
+(started, discarded ones too); the action runs one a round (made = used). A re-run's
+outcome depends on the trial's seed, the case and the run number only, not on when it
+started, so `--check-ahead` can show the verdicts and the runs used are the same with and
+without run-ahead. A noisy case's run passes with its probability (drawn per case from
+the shape's range); a failing run calls the wrong tool half of the time, and always
+answers wrongly; every run is worded afresh. One deterministic case in ten fails on both
+sides.
 
 Scenarios (policy `regression`, confirm-runs 3):
   (a) nothing changed                          target: gate fails <= 1% (upper bound)
   (b) one deterministic case's trajectory slips target: 100%
   (c) every noisy case loses 0.2 pass probability, shapes with >= 60 noisy cases: >= 90%
   (d) only pre-existing failures (noisy cases fail every run on both sides): <= 1%
-and the cost: extra case-runs per PR, as a share of the suite.
+and the cost: extra case-runs per PR, used and made, as a share of the suite.
 """
 
 from __future__ import annotations
@@ -41,13 +49,14 @@ import gate_trust as base_sim
 from agent_eval_action.compare import MainRecord, compare
 from agent_eval_action.core import Purpose
 from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
-from agent_eval_action.pipeline.confirm import rounds, sampling_rounds
+from agent_eval_action.pipeline.confirm import rounds, runs_ahead, sampling_rounds
 from agent_eval_action.pipeline.options import DEFAULTS
 
 CONFIRM_RUNS = 3
 CONFIRM_LIMIT = DEFAULTS.run.confirm_limit  # the action's default
 HISTORY = DEFAULT_HISTORY  # older baselines, as the action fetches them by default
 BASELINE_RUNS = DEFAULTS.run.baseline_runs  # main's sampling of a first baseline
+CONCURRENCY = DEFAULTS.run.concurrency  # `run`'s slots, on which re-runs start ahead
 
 
 @dataclass(frozen=True)
@@ -122,8 +131,18 @@ def sampled_baseline(shape: Shape, probs: np.ndarray, rng, scenario: str):
     return _results(runs)
 
 
-def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, int]:
-    """(did the gate fail, extra case-runs) for one simulated pull request."""
+@dataclass(frozen=True)
+class Outcome:
+    failed: bool  # did the gate fail
+    used: int  # extra case-runs recorded: the rounds' re-runs
+    made: int  # extra case-runs started, those started ahead and discarded too
+
+
+def trial(
+    shape: Shape, scenario: str, history: bool, seed: int, concurrency: int = CONCURRENCY
+) -> Outcome:
+    """One simulated pull request, its re-runs started ahead on `concurrency` slots as
+    `run` starts them (1: one re-run a round, as the action)."""
     rng = np.random.default_rng(seed)
     probs = rng.uniform(shape.low, shape.high, shape.noisy)
     pr_probs = probs - 0.2 if scenario == "c" else probs
@@ -136,23 +155,44 @@ def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, 
         baseline, older = sampled_baseline(shape, probs, rng, scenario), MainRecord()
     pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
     first_noisy = shape.cases - shape.noisy
-    extra = 0
+    ahead: set[tuple[int, int]] = set()  # (case, run) started ahead, not yet taken
+    made = used = 0
+
+    def rerun(index: int, run: int, what: Purpose):
+        """Run `run` of a case: what it does depends on (seed, case, run) alone."""
+        if index < first_noisy:  # a deterministic case: it does the same again
+            tool, rouge, _record = pr_runs[index][0]
+            answer = "bad" if tool == 0.0 else "ok"
+            return tool, rouge, base_sim._record(run, tool == 1.0, answer, what)
+        draw = np.random.default_rng((seed, index, run))
+        passes = scenario != "d" and draw.random() < pr_probs[index - first_noisy]
+        return _run(draw, run, passes, what)
 
     def confirm(wanted: list, round_number: int):
-        """The agent stage for one round: one more run of each wanted case."""
-        nonlocal extra
-        for key, what in wanted:
-            index = int(key.eval_id.removeprefix("case"))
-            if index < first_noisy:  # a deterministic case: it does the same again
-                tool, rouge, _record = pr_runs[index][0]
-                answer = "bad" if tool == 0.0 else "ok"
-                record = base_sim._record(1 + round_number, tool == 1.0, answer, what)
-                pr_runs[index].append((tool, rouge, record))
-            else:
-                p = pr_probs[index - first_noisy]
-                passes = scenario != "d" and rng.random() < p
-                pr_runs[index].append(_run(rng, 1 + round_number, passes, what))
-        extra += len(wanted)
+        """The agent stage for one round: run 1 + round of each wanted case, taken from the
+        runs started ahead or started now with the later ones the idle slots allow."""
+        nonlocal made, used
+        run = 1 + round_number
+        indexes = [int(key.eval_id.removeprefix("case")) for key, _ in wanted]
+        if any(what.kind != "confirmation" for _, what in wanted):
+            ahead.clear()  # the confirmation rounds are over: what no round took goes
+        need = [w for w, index in zip(wanted, indexes, strict=True) if (index, run) not in ahead]
+        ahead.difference_update((index, run) for index in indexes)
+        if need:
+            later = runs_ahead(
+                need,
+                round_number,
+                confirm_runs=CONFIRM_RUNS,
+                concurrency=concurrency,
+                limit_left=CONFIRM_LIMIT - made,
+            )
+            made += len(need) * (1 + later)
+            for key, _ in need:
+                index = int(key.eval_id.removeprefix("case"))
+                ahead.update((index, run + k) for k in range(1, later + 1))
+        for (_, what), index in zip(wanted, indexes, strict=True):
+            pr_runs[index].append(rerun(index, run, what))
+        used += len(wanted)
         current = _results(pr_runs, CONFIRM_RUNS)
         return compare(current, baseline, history=older), current
 
@@ -167,17 +207,21 @@ def trial(shape: Shape, scenario: str, history: bool, seed: int) -> tuple[bool, 
         limit=CONFIRM_LIMIT,
         confirm=confirm,
     )
-    return not diff.verdict.passed, extra
+    return Outcome(not diff.verdict.passed, used, made)
 
 
-def _cell(args: tuple[Shape, str, bool, int, int]) -> tuple[int, int]:
-    shape, scenario, history, start, count = args
-    failed = extra = 0
+def _cell(args: tuple[Shape, str, bool, int, bool, int, int]) -> tuple[int, int, int, int]:
+    """(gate failures, runs used, runs made, trials that differ without run-ahead: in the
+    verdict or the runs used; counted with `check` only, which runs each trial twice)."""
+    shape, scenario, history, concurrency, check, start, count = args
+    failed = used = made = differ = 0
     for seed in range(start, start + count):
-        f, e = trial(shape, scenario, history, seed)
-        failed += f
-        extra += e
-    return failed, extra
+        outcome = trial(shape, scenario, history, seed, concurrency)
+        failed, used, made = failed + outcome.failed, used + outcome.used, made + outcome.made
+        if check:
+            one = trial(shape, scenario, history, seed, concurrency=1)
+            differ += (one.failed, one.used) != (outcome.failed, outcome.used)
+    return failed, used, made, differ
 
 
 def _jobs(scenario: str, trials: int, *head: object) -> list[tuple]:
@@ -200,6 +244,7 @@ def _row(shape: Shape, scenario: str, history: str, failed: int, trials: int) ->
         "low": low,
         "high": high,
         "met": met[scenario],
+        "trials": trials,
     }
 
 
@@ -210,12 +255,16 @@ def measure(
     scenarios: tuple[str, ...] = tuple(SCENARIOS),
     each: Callable[[dict], None] | None = None,
     shapes: tuple[Shape, ...] = tuple(SHAPES),
+    concurrency: int = CONCURRENCY,
+    check: bool = False,
 ) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
     `no_history_trials` for the cells without (slower: main's sampling, and most flips
     re-run). `histories` and `scenarios` pick the cells; `each` is told every row as its
     cell is done (a full run takes hours: a stopped one keeps what it printed); `shapes`
-    picks the suite shapes."""
+    picks the suite shapes; re-runs start ahead on `concurrency` slots. With `check`, every
+    trial runs again with one re-run a round, and a row's "differ" counts the trials whose
+    verdict or runs used changed (0 expected)."""
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in shapes:
@@ -224,29 +273,35 @@ def measure(
                     continue
                 for history in histories:
                     count = trials if history else (no_history_trials or trials)
-                    failed = extra = 0
-                    for f, e in pool.map(_cell, _jobs(scenario, count, shape, scenario, history)):
-                        failed += f
-                        extra += e
+                    jobs = _jobs(scenario, count, shape, scenario, history, concurrency, check)
+                    failed = used = made = differ = 0
+                    for f, u, m, d in pool.map(_cell, jobs):
+                        failed, used, made, differ = failed + f, used + u, made + m, differ + d
                     label = f"{HISTORY} older" if history else f"sampled {BASELINE_RUNS}"
                     row = _row(shape, scenario, label, failed, count)
-                    rows.append({**row, "extra": extra / count / shape.cases})
+                    share = count * shape.cases
+                    rows.append({**row, "used": used / share, "made": made / share})
+                    if check:
+                        rows[-1]["differ"] = differ
                     if each is not None:
                         each(rows[-1])
     return rows
 
 
 HEADER = (
-    f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} extra runs"
+    f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} "
+    f"{'re-runs used':<13} made (share of the suite)"
 )
 
 
 def line(r: dict) -> str:
     """One cell's row of the table."""
     rate = f"{r['failed']:.2%} [{r['low']:.2%}, {r['high']:.2%}]"
+    made = f"{r['made']:.1%}" if "made" in r else "-"
+    differ = f"; {r['differ']} differ without run-ahead" if "differ" in r else ""
     return (
         f"{r['shape']:<36} ({r['scenario']})   {r['history']:<9} {rate:<24} "
-        f"{'yes' if r['met'] else 'NO':<4} {r['extra']:.1%} of the suite"
+        f"{'yes' if r['met'] else 'NO':<4} {r['used']:<13.1%} {made}{differ}"
     )
 
 
@@ -278,10 +333,26 @@ def main() -> None:
         nargs="+",
         help="only the shapes of these suite sizes, e.g. 200 (default: every shape)",
     )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=CONCURRENCY,
+        help=f"slots the re-runs start ahead on, as `run` (default {CONCURRENCY}; 1: none)",
+    )
+    parser.add_argument(
+        "--check-ahead",
+        action="store_true",
+        help="run every trial again with one re-run a round: the verdicts and runs used match",
+    )
     args = parser.parse_args()
     histories = {"both": (True, False), "yes": (True,), "no": (False,)}[args.history]
     scenarios = tuple(s for s in SCENARIOS if s in args.scenarios)
     shapes = tuple(s for s in SHAPES if not args.cases or s.cases in args.cases)
+    print(
+        f"re-runs start ahead on {args.concurrency} slot(s), as `run` and the pytest route "
+        "start them (the action: one a round, made = used)",
+        flush=True,
+    )
     print(HEADER, flush=True)
     rows = measure(
         args.trials,
@@ -290,8 +361,15 @@ def main() -> None:
         scenarios,
         each=lambda row: print(line(row), flush=True),
         shapes=shapes,
+        concurrency=args.concurrency,
+        check=args.check_ahead,
     )
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
+    if args.check_ahead:
+        differ, checked = sum(r["differ"] for r in rows), sum(r["trials"] for r in rows)
+        print(
+            f"without run-ahead: {differ} of {checked} trials differ in verdict or runs used",
+        )
     if args.paired:
         print("\npaired runs on the merge-base, no history (a target: <= 1%; c: >= 90%):")
         print(paired_table(measure_paired(args.trials)))
@@ -387,7 +465,7 @@ def measure_paired(trials: int) -> list[dict]:
                 rows.append(
                     {
                         **row,
-                        "extra": extra / trials / shape.cases,
+                        "used": extra / trials / shape.cases,
                         "paired": paired / trials / shape.cases,
                     }
                 )

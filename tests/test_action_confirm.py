@@ -86,23 +86,17 @@ def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
 
 
 def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, tmp_path):
-    """Each round's score stage finds the earlier rounds' verdicts: the same judged answer
-    is never sent to Gemini twice in one run of the action."""
+    """Issue 33's case (helpers/judged_suite.py): 20 cases, one changed answer, num_samples
+    3, no history. Each round's score stage finds the earlier rounds' verdicts, and the first
+    finds main's: the same judged answer is never sent to Gemini twice in one run of the
+    action, and the Results count what the run spent."""
     from fakes.gemini import FakeGemini
+    from helpers import judged_suite as suite
 
-    evals = tmp_path / "evals"
-    evals.mkdir()
-    case = order_case("b")
-    (evals / "shop.evalset.json").write_text(
-        json.dumps({"eval_set_id": "shop", "eval_cases": [case]})
-    )
-    (evals / "test_config.json").write_text(
-        json.dumps({"criteria": {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}})
-    )
-    steady, broken = tmp_path / "steady.json", tmp_path / "broken.json"
-    steady.write_text(json.dumps({"b": {"text": "It ships today.", "tools": [["track", {}]]}}))
-    # every run skips the tool and says the same thing: confirmed in 3 re-runs, one answer
-    broken.write_text(json.dumps({"b": {"text": RIGHT["text"], "tools": []}}))
+    evals = suite.write_judged_suite(tmp_path)
+    steady, broken = tmp_path / "main.json", tmp_path / "pr.json"
+    steady.write_text(json.dumps(suite.MAIN))
+    broken.write_text(json.dumps(suite.PR))
     with FakeGemini() as gemini:
         base = tmp_path / "base.json"
         argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(base)]
@@ -122,15 +116,18 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
         )
         env["GOOGLE_GEMINI_BASE_URL"] = gemini.url
         done = runner.run(env)
-        calls = len(gemini.requests)
+        calls = gemini.calls()
     assert done.returncode == 1, done.stdout + done.stderr
     diff = json.loads((runner.out_dir / "diff.json").read_text())
-    assert diff["cases"][0]["confirmation"] == {"runs": 3, "reproduced": 3}
+    changed = next(c for c in diff["cases"] if c["eval_id"] == suite.CHANGED)
+    assert changed["confirmation"] == {"runs": 3, "reproduced": 3}
     results = json.loads((runner.out_dir / "results.json").read_text())
-    assert len(results["cases"][0]["runs"]) == 4  # four runs, one answer between them
-    # one judged answer, judged once: its 5 samples (final_response_match_v2's default);
-    # each round's score stage judged it afresh before (20 calls)
-    assert calls == 5, calls
-    # and the Results say what the run spent: those 5 calls, though the last round's score
-    # stage found them in the run's own cache (it said 0 calls before)
-    assert results["usage"]["judge_calls"] == 5, results["usage"]
+    runs = {c["eval_id"]: len(c["runs"]) for c in results["cases"]}
+    assert runs == {case: 1 for case in suite.CASES} | {suite.CHANGED: 4}  # one answer in 4
+    # the changed answer's 3 samples, once (each round's score stage judged it afresh before)
+    assert calls == suite.CALLS == 3, calls
+    # and the Results say what the run spent: those 3 calls, though the last round's score
+    # stage found them in the run's own cache, and every verdict reused, main's and the run's
+    usage = results["usage"]
+    assert usage["judge_calls"] == suite.CALLS, usage
+    assert usage["judge_reused"] == suite.REUSED == 66, usage

@@ -18,7 +18,17 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
     [
         ["gate_trust.py", "--trials", "100", "--quick"],
         # with history and with a sampled first baseline: confirmation and sampling rounds
-        ["gate_trust_single.py", "--trials", "3", "--cases", "20", "--scenarios", "ab"],
+        # each trial again with one re-run a round (--check-ahead): the same verdicts
+        [
+            "gate_trust_single.py",
+            "--trials",
+            "3",
+            "--cases",
+            "20",
+            "--scenarios",
+            "ab",
+            "--check-ahead",
+        ],
     ],
     ids=["gate_trust", "gate_trust_single"],
 )
@@ -33,3 +43,5 @@ def test_gate_trust_bench_runs(args: list[str]) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     assert "(b)" in done.stdout  # a row of the table was printed
+    if "--check-ahead" in args:  # started ahead or not, each trial decides alike
+        assert "without run-ahead: 0 of 12 trials differ" in done.stdout, done.stdout

@@ -111,33 +111,34 @@ def test_the_comparison_scores_a_case_without_its_re_runs_as_the_score_stage_doe
     assert case_score([0.5, None], [[0.5], []]) is None and case_score([], []) is None
 
 
-def test_the_cli_judges_each_question_once_across_its_confirmation_rounds(write, monkeypatch):
-    """Each round's score finds the verdicts the run gave before: a re-run that answers as
-    the first run did costs no judge call, and the Results count the calls made once."""
+def test_the_cli_judges_each_question_once_across_its_confirmation_rounds(tmp_path, monkeypatch):
+    """Issue 33's case (helpers/judged_suite.py): 20 cases, one changed answer, num_samples
+    3, no history. Each round's score finds the verdicts the run gave before, and the run
+    finds main's: 3 judge calls in all, and the Results count them once, with every verdict
+    they reused."""
     from fakes.gemini import FakeGemini
+    from helpers import judged_suite as suite
 
-    write("evals/shop.evalset.json", {"eval_set_id": "shop", "eval_cases": [order_case("b")]})
-    criteria = {"tool_trajectory_avg_score": 1.0, "final_response_match_v2": 0.5}
-    write("evals/test_config.json", {"criteria": criteria})
-    write("steady.json", {"b": {"text": "It ships today.", "tools": [["track", {}]]}})
-    # every run skips the tool and says the same thing: confirmed in 3 re-runs, one answer
-    write("broken.json", {"b": {"text": RIGHT["text"], "tools": []}})
+    monkeypatch.chdir(tmp_path)
+    suite.write_judged_suite(tmp_path)
+    (tmp_path / "main.json").write_text(json.dumps(suite.MAIN))
+    (tmp_path / "pr.json").write_text(json.dumps(suite.PR))
     with FakeGemini() as gemini:
         monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
         monkeypatch.setenv("GOOGLE_API_KEY", "k")
-        steady = ["--command", python_command(TABLE_AGENT, "steady.json")]
+        steady = ["--command", python_command(TABLE_AGENT, "main.json")]
         assert main(["run", "evals", *steady, "--out", "base.json"]) == 0
         gemini.reset()
-        broken = ["--command", python_command(TABLE_AGENT, "broken.json")]
+        broken = ["--command", python_command(TABLE_AGENT, "pr.json")]
         code = main(["run", "evals", *broken, "--baseline", "base.json", "--out", "r.json"])
         calls = gemini.calls()
     assert code == 1
-    case, results = _case_of("r.json", "b")
-    assert len(case.runs) == 4  # the run and its 3 confirmation re-runs, one answer
-    # final_response_match_v2 asks 5 samples of one question: once, not once per round
-    assert calls == 5, calls
-    assert results.usage.judge_calls == 5
-    assert results.usage.judge_reused == 3 * 5  # the three re-runs' answers, each a repeat
+    case, results = _case_of("r.json", suite.CHANGED)
+    assert len(case.runs) == 1 + suite.CONFIRM_RUNS  # confirmed in every re-run, one answer
+    assert all(len(c.runs) == 1 for c in results.cases if c is not case)
+    assert calls == suite.CALLS == 3, calls  # once, not once per round (it was 12)
+    assert results.usage.judge_calls == suite.CALLS
+    assert results.usage.judge_reused == suite.REUSED == 66  # 19 x 3 main's, 3 x 3 re-runs'
 
 
 def _recorded(path: str) -> list[tuple]:
@@ -148,6 +149,31 @@ def _recorded(path: str) -> list[tuple]:
         for c in results.cases
         for r in c.runs
     ]
+
+
+def test_a_round_starts_ahead_only_what_later_rounds_could_want_and_what_fits():
+    """The re-runs a round starts beside its own on idle slots (pipeline/session.py and the
+    gate-trust bench share the rule)."""
+    from agent_eval_action.core import CaseKey, Purpose
+    from agent_eval_action.pipeline.confirm import runs_ahead
+
+    def need(count: int, kind="confirmation") -> list:
+        return [(CaseKey("shop", f"c{n}"), Purpose(kind, "why")) for n in range(count)]
+
+    def ahead(cases: int, round_number: int, concurrency=8, limit_left=300, kind="confirmation"):
+        return runs_ahead(
+            need(cases, kind),
+            round_number,
+            confirm_runs=3,
+            concurrency=concurrency,
+            limit_left=limit_left,
+        )
+
+    assert ahead(1, 1) == 2 and ahead(1, 2) == 1 and ahead(1, 3) == 0  # the rounds to come
+    assert ahead(3, 1) == 1 and ahead(4, 1) == 1 and ahead(5, 1) == 0  # what the slots hold
+    assert ahead(1, 1, concurrency=2) == 1 and ahead(1, 1, concurrency=1) == 0
+    assert ahead(1, 1, limit_left=2) == 1 and ahead(2, 1, limit_left=3) == 0  # the limit
+    assert ahead(1, 1, kind="suite_round") == 0 and ahead(0, 1) == 0  # a look of its own
 
 
 def test_re_runs_started_ahead_on_idle_slots_decide_as_one_a_round(write, capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,43 @@ def test_the_pytest_route_confirms_a_regression_as_run_does(tmp_path):
         assert [r.purpose()[0] for r in case.runs] == ["suite", *["confirmation"] * 3]
     assert all(len(case.runs) == 1 for case in once.cases)
     assert confirmed.run_config.confirm_runs == 3 and once.run_config.confirm_runs == 0
+
+
+def test_the_pytest_route_judges_each_question_once_across_its_confirmation_rounds(
+    tmp_path, monkeypatch
+):
+    """Issue 33's case (helpers/judged_suite.py) through `AgentEvaluator`: 20 cases, one
+    changed answer, num_samples 3, no history, `confirm_runs` 3. As in `run` and the action:
+    3 judge calls, counted once in the Results with every verdict reused."""
+    from helpers import judged_suite as suite
+
+    from agent_eval_action.testing import EvaluationFailed
+
+    suite.write_judged_suite(tmp_path)
+    fresh = uuid.uuid4().hex[:8]  # Python caches an imported package by its name
+    main_agent = suite.write_adk_agent(tmp_path, f"main_{fresh}", suite.MAIN).name
+    pr_agent = suite.write_adk_agent(tmp_path, f"pr_{fresh}", suite.PR).name
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with FakeGemini() as gemini:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", gemini.url)
+        monkeypatch.setenv("GOOGLE_API_KEY", "k")
+        AgentEvaluator.evaluate_sync(
+            main_agent, "evals", num_runs=1, results_file="base.json", print_detailed_results=False
+        )
+        gemini.reset()
+        with pytest.raises(EvaluationFailed) as failed:
+            AgentEvaluator.evaluate_sync(
+                pr_agent,
+                "evals",
+                num_runs=1,
+                baseline="base.json",
+                confirm_runs=suite.CONFIRM_RUNS,
+            )
+        calls = gemini.calls()
+    results = failed.value.results
+    runs = {c.eval_id: len(c.runs) for c in results.cases}
+    assert runs == {case: 1 for case in suite.CASES} | {suite.CHANGED: 4}  # one answer in 4
+    assert calls == suite.CALLS == 3, calls  # the changed answer, once
+    assert results.usage.judge_calls == suite.CALLS
+    assert results.usage.judge_reused == suite.REUSED == 66  # 19 x 3 main's, 3 x 3 re-runs'

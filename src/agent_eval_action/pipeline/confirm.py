@@ -45,6 +45,25 @@ def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, Purpose]], run
     return replace(restrict(plan, {key for key, _ in wanted}), requests=requests)
 
 
+def runs_ahead(
+    need: Sequence[tuple[CaseKey, Purpose]],
+    round_number: int,
+    *,
+    confirm_runs: int,
+    concurrency: int,
+    limit_left: int,
+) -> int:
+    """How many later confirmation re-runs of each case a round starts beside its own run,
+    on the slots it leaves idle (pipeline/session.py; bench/gate_trust_single.py simulates
+    it): no more than the rounds still to come could want, and no more than fit, with the
+    round's own runs, in `concurrency` slots and in the `limit_left` extra case-runs the
+    limit has left. None for suite rounds or main's sampling: each is a look of its own."""
+    if not need or any(why.kind != "confirmation" for _, why in need):
+        return 0
+    room = min(concurrency, limit_left) // len(need) - 1
+    return max(0, min(confirm_runs - round_number, room))
+
+
 ROUND_FORMAT = '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT, KIND, PAIRED_WITH], ...]}'
 _RERUN_KINDS = frozenset(RUN_KINDS) - {"suite"}
 

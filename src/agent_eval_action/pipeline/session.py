@@ -130,18 +130,21 @@ class Session:
         """Run `run` of each needed case and, on slots the round leaves idle, the later
         confirmation re-runs it may still need (pipeline/confirm.rounds asks for at most
         `confirm_runs`), all within `confirm_limit`."""
-        from .confirm import confirmation_plan
+        from .confirm import confirmation_plan, runs_ahead
         from .plan import request
 
         job = self.job
         plan = confirmation_plan(job.plan, need, run)
         options = job.options
-        scenario = any(job.plan.cases[key][1].conversation_scenario for key, _ in need)
-        if scenario or any(why.kind != "confirmation" for _, why in need):
+        if any(job.plan.cases[key][1].conversation_scenario for key, _ in need):
             return plan
-        left = options.confirm_runs - round_number  # later rounds that could want them
-        room = min(options.concurrency, options.confirm_limit - self.made) // len(need) - 1
-        ahead = max(0, min(left, room))
+        ahead = runs_ahead(
+            need,
+            round_number,
+            confirm_runs=options.confirm_runs,
+            concurrency=options.concurrency,
+            limit_left=options.confirm_limit - self.made,
+        )
         extra = [
             request(key.eval_set_id, job.plan.cases[key][1], run + later, why)
             for key, why in need
