@@ -23,10 +23,12 @@ from .. import launch
 from ..compare.loading import MAX_RESULTS_BYTES, load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
+from ..core import CaseKey, RunKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..files import read_bytes, write_whole
 from ..files.safe import Refused
 from ..metrics.judge.settings import JUDGE_KEY_ENV
+from ..pipeline.ahead import Ahead
 from ..pipeline.confirm import Wanted, round_json, rounds, sampling_rounds
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
@@ -199,6 +201,7 @@ def run_evals(
     case_runs: int = 1,
     main_user: MainUser | None = None,
     key_calls: int | None = None,
+    scenario: frozenset[CaseKey] | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
@@ -212,7 +215,10 @@ def run_evals(
     `case_runs`, a round's cases); one that runs past it is stopped, and the suite's stage
     then leaves no verdict. `key_calls`: the most calls the job may make on the judge's key
     (key_meter.plan_job; else `judge-max-calls`), shared out among the processes that hold
-    it, one after another."""
+    it, one after another. A confirmation round's agent stage with slots to spare also
+    runs the later re-runs its cases may need (pipeline/ahead.py), which the later rounds
+    take from its traces file without a stage of their own; never a case of `scenario`
+    (the scenario cases; None: unknown, so no case runs ahead)."""
     results = out_dir / "results.json"
     meter = KeyMeter(settings.judge_max_calls if key_calls is None else key_calls, private)
     traces = user.scratch / "traces.jsonl"
@@ -325,22 +331,50 @@ def run_evals(
         paired.traces.append(copy)
         paired.plans.append(made.plan)
 
+    # re-runs a round's stage started ahead: the traces file holding each, and its plan
+    ahead: Ahead[tuple[Path, str]] = Ahead(
+        settings.concurrency, settings.confirm_runs, settings.confirm_limit
+    )
+
     def extra_round(wanted: Wanted, round_number: int) -> Results | None:
         """The wanted cases once more (a confirmation, suite or sampling round) as the
-        PR user, every traces file scored again: the new Results, or None when the round
-        was cancelled or failed."""
+        PR user, or taken from an earlier round's stage that ran them ahead; every traces
+        file scored again: the new Results, or None when the round was cancelled or
+        failed."""
         nonlocal code
-        plan = private / f"confirm-{round_number}.json"
         run = settings.num_runs + round_number
-        write_whole(plan, round_json(run, wanted))
-        produced = user.scratch / f"traces-{round_number}.jsonl"
-        argv = [*agent, "--traces", str(produced), "--confirm", "-"]
-        if agent_stage(argv, f"round-{round_number}", len(wanted), plan) != EXIT_PASS:
-            return None
-        if _take_traces(user, produced.name, private / produced.name) is not None:
-            return None
-        files.append(private / produced.name)
-        plans.append(plan)
+        held, need = ahead.take(wanted, run)
+        takes: dict[Path, tuple[str, Wanted]] = {}  # each traces file: its stage, what's taken
+        for key, why, (file, stage) in held:
+            takes.setdefault(file, (stage, []))[1].append((key, why))
+        if need:
+            unknown = scenario is None or any(key in scenario for key, _ in need)
+            later = ahead.extent(need, round_number, scenario=unknown)
+            stage = round_json(run, need, later)
+            plan = private / f"confirm-{round_number}.json"
+            write_whole(plan, stage)
+            produced = user.scratch / f"traces-{round_number}.jsonl"
+            argv = [*agent, "--traces", str(produced), "--confirm", "-"]
+            runs = len(need) * (later + 1)
+            if agent_stage(argv, f"round-{round_number}", runs, plan) != EXIT_PASS:
+                return None
+            if _take_traces(user, produced.name, private / produced.name) is not None:
+                return None
+            copy = private / produced.name
+            held_later = {
+                RunKey(*key, run + n): (copy, stage) for n in range(1, later + 1) for key, _ in need
+            }
+            ahead.started(runs, held_later)
+            if later:
+                takes[copy] = (stage, need)
+            else:  # the stage ran this round's runs alone: its own plan says what to take
+                files.append(copy)
+                plans.append(plan)
+        for number, (file, (stage, taken)) in enumerate(takes.items()):
+            take = private / f"take-{round_number}-{number}.json"
+            write_whole(take, round_json(run, taken, stage=stage))
+            files.append(file)
+            plans.append(take)
         if paired is not None and paired.on:
             paired_round(wanted, run)
             if children.cancelled:
@@ -379,6 +413,7 @@ def run_evals(
                 confirm=confirm,
             )
         finally:
+            ahead.finish()
             if paired is not None:
                 paired_note = paired.note
                 paired.close()

@@ -21,11 +21,10 @@ own process, one run a round; argparse stays in cli/.
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from ..core import RunKey
 from ..results import Results, Source
+from .ahead import Ahead
 from .gate import Baseline, GateOptions, gate, gate_policy
 from .score import Scored, score
 
@@ -62,8 +61,10 @@ class Session:
         self.runner, self.judge = runner, judge
         self.runs: CaseRuns | None = None
         self.latest: Scored | None = None
-        self.ahead: dict[RunKey, CaseRunTrace] = {}  # re-runs started ahead, not yet taken
-        self.made = self.used = 0  # re-runs started, and recorded
+        options = job.options
+        self.ahead: Ahead[CaseRunTrace] = Ahead(  # re-runs started on idle slots
+            options.concurrency, options.confirm_runs, options.confirm_limit
+        )
 
     def score(self, runs: CaseRuns, before: JudgeResults | None = None) -> Scored:
         job = self.job
@@ -95,26 +96,15 @@ class Session:
         assert self.runner is not None and self.runs is not None and self.latest is not None
         job = self.job
         run = job.plan.num_runs + round_number
-        if any(why.kind != "confirmation" for _, why in wanted):
-            self.ahead.clear()  # the confirmation rounds are over: what no round took goes
-        taken = [
-            trace.model_copy(update={"purpose": why})
-            for key, why in wanted
-            if (trace := self.ahead.pop(RunKey(*key, run), None)) is not None
-        ]
-        have = {trace.key for trace in taken}
-        need = [(key, why) for key, why in wanted if key not in have]
+        held, need = self.ahead.take(wanted, run)
+        taken = [trace.model_copy(update={"purpose": why}) for _, why, trace in held]
         cancelled = False
         if need:
             new = run_cases(self._plan(need, run, round_number), self.runner, simulator=job.judge)
             cancelled = new.cancelled
-            self.made += len(new.traces)
-            for trace in new.traces:
-                if trace.run == run:
-                    taken.append(trace)
-                else:
-                    self.ahead[trace.run_key] = trace
-        self.used += len(taken)
+            later = {trace.run_key: trace for trace in new.traces if trace.run != run}
+            taken += [trace for trace in new.traces if trace.run == run]
+            self.ahead.started(len(new.traces), later)
         self.runs = CaseRuns(
             self.runs.runner,
             self.runs.target,
@@ -131,23 +121,11 @@ class Session:
         confirmation re-runs it may still need (pipeline/confirm.rounds asks for at most
         `confirm_runs`), all within `confirm_limit`."""
         from .confirm import confirmation_plan
-        from .plan import request
 
         job = self.job
-        plan = confirmation_plan(job.plan, need, run)
-        options = job.options
         scenario = any(job.plan.cases[key][1].conversation_scenario for key, _ in need)
-        if scenario or any(why.kind != "confirmation" for _, why in need):
-            return plan
-        left = options.confirm_runs - round_number  # later rounds that could want them
-        room = min(options.concurrency, options.confirm_limit - self.made) // len(need) - 1
-        ahead = max(0, min(left, room))
-        extra = [
-            request(key.eval_set_id, job.plan.cases[key][1], run + later, why)
-            for key, why in need
-            for later in range(1, ahead + 1)
-        ]
-        return replace(plan, requests=[*plan.requests, *extra])
+        ahead = self.ahead.extent(need, round_number, scenario=scenario)
+        return confirmation_plan(job.plan, need, run, ahead)
 
     def sample(self) -> Scored:
         """Main's sampling (pipeline/confirm.sampling_rounds): a recorded baseline's cases run
@@ -202,12 +180,6 @@ class Session:
             limit=job.options.confirm_limit,
             confirm=confirm,
         )
-        self.ahead.clear()
-        if self.made > self.used:
-            print(
-                f"re-runs: {self.used} used of {self.made} made ({self.made - self.used} "
-                "started ahead on idle slots were not needed)",
-                file=sys.stderr,
-            )
+        self.ahead.finish()
         self.latest.results.warnings.extend(warnings)
         return self.latest, baseline
