@@ -18,22 +18,24 @@ from typing import Generic, TypeVar
 from ..core import CaseKey, Purpose, RunKey
 from .confirm import Wanted
 
-T = TypeVar("T")  # what holds a run started ahead: its trace, or where a stage wrote it
+Holder = TypeVar("Holder")  # what holds a run started ahead: its trace, or where a stage wrote it
 
 
 @dataclass
-class Ahead(Generic[T]):
+class Ahead(Generic[Holder]):
     """The re-runs started ahead and not yet taken, by run; `concurrency`, `confirm_runs`,
     `confirm_limit`: the run's options."""
 
     concurrency: int
     confirm_runs: int
     confirm_limit: int
-    waiting: dict[RunKey, T] = field(default_factory=dict)
+    waiting: dict[RunKey, Holder] = field(default_factory=dict)
     made: int = 0  # re-runs started (each round's own and those ahead)
     used: int = 0  # re-runs a round took: the recorded ones
 
-    def take(self, wanted: Wanted, run: int) -> tuple[list[tuple[CaseKey, Purpose, T]], Wanted]:
+    def take(
+        self, wanted: Wanted, run: int
+    ) -> tuple[list[tuple[CaseKey, Purpose, Holder]], Wanted]:
         """(the wanted cases whose run `run` was started ahead, each with what holds it;
         the cases still to run). A round that is no confirmation round ends them: what is
         left is discarded."""
@@ -61,7 +63,7 @@ class Ahead(Generic[T]):
         room = min(self.concurrency, self.confirm_limit - self.made) // len(need) - 1
         return max(0, min(left, room))
 
-    def started(self, runs: int, ahead: dict[RunKey, T]) -> None:
+    def started(self, runs: int, ahead: dict[RunKey, Holder]) -> None:
         """A round's stage made `runs` re-runs: its own, which it takes (counted used), and
         `ahead`, held for the later rounds."""
         self.made += runs

@@ -15,7 +15,8 @@ re-run started, "used" those recorded. Suite rounds and main's sampling stay one
 round; scenario cases (whose user simulator spends the judge's key) never run ahead.
 
 The action runs the same rounds as stages of their own (action/agent_run.py), each in its
-own process, one run a round; argparse stays in cli/.
+own process, with the same bookkeeping of re-runs ahead (pipeline/ahead.py); argparse
+stays in cli/.
 """
 
 from __future__ import annotations
