@@ -63,8 +63,8 @@ class Ahead(Generic[Holder]):
         """How many later runs of each needed case the round's stage starts beside its own:
         on the slots it leaves idle, no more than later rounds could ask for
         (pipeline/confirm.rounds asks for at most `confirm_runs`), within `confirm_limit`
-        counting what was made. None for a scenario case (its user simulator spends the
-        judge's key) or a round that is no confirmation round."""
+        counting what was made. None (0) for a scenario case (its user simulator spends
+        the judge's key) or a round that is no confirmation round."""
         if not need or scenario or any(why.kind != "confirmation" for _, why in need):
             return 0
         left = self.confirm_runs - round_number
