@@ -131,3 +131,67 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
     usage = results["usage"]
     assert usage["judge_calls"] == suite.CALLS, usage
     assert usage["judge_reused"] == suite.REUSED == 66, usage
+
+
+def _recorded(path) -> list[tuple]:
+    """What the Results record of each case and its runs, durations and times left out."""
+    from agent_eval_action.results import Results
+
+    results = Results.from_json(path.read_bytes())
+    return [
+        (
+            c.key,
+            c.status,
+            [(r.run, r.kind, r.confirms, r.fingerprint, r.error) for r in c.runs],
+            {name: (m.runs, m.status) for name, m in c.metrics.items()},
+        )
+        for c in sorted(results.cases, key=lambda c: c.key)
+    ]
+
+
+def test_re_runs_started_ahead_decide_as_one_a_round(runner: Runner, tmp_path):
+    """A confirmation round's agent stage with slots to spare runs the later re-runs too;
+    the later rounds take them from its traces file, with no agent stage of their own, and
+    what no round took is neither recorded nor judged: the Results and the verdict are
+    those of one re-run a round (concurrency 1)."""
+    evals = tmp_path / "evals"
+    evals.mkdir()
+    suite = {"eval_set_id": "shop", "eval_cases": [order_case("a"), order_case("b")]}
+    (evals / "shop.evalset.json").write_text(json.dumps(suite))
+    steady, flaky = tmp_path / "steady.json", tmp_path / "flaky.json"
+    steady.write_text(json.dumps({"a": RIGHT, "b": RIGHT}))
+    # b regresses in run 1 and its first re-run, not in its second: the third is not needed
+    skips = {"text": RIGHT["text"], "tools": []}
+    flaky.write_text(json.dumps({"a": RIGHT, "b": skips, "b/0/3": RIGHT}))
+    base = tmp_path / "base.json"
+    argv = [sys.executable, "-m", "agent_eval_action", "run", str(evals), "--out", str(base)]
+    argv += ["--command", python_command(TABLE_AGENT, str(steady))]
+    assert subprocess.run(argv, cwd=ROOT, env=clean_env(), capture_output=True).returncode == 0
+    main, head = main_with_baseline(runner.fake, base.read_bytes())
+    runner.fake.add_pull(7, head, main[3])
+    recorded, said = [], []
+    for concurrency in ("1", "4"):
+        env = runner.env(
+            "pull_request",
+            pr_payload(7, head, main[3]),
+            evals=str(evals),
+            command=python_command(TABLE_AGENT, str(flaky)),
+            concurrency=concurrency,
+        )
+        done = runner.run(env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        recorded.append(_recorded(runner.out_dir / "results.json"))
+        diff = json.loads((runner.out_dir / "diff.json").read_text())
+        case = next(c for c in diff["cases"] if c["eval_id"] == "b")
+        assert case["confirmation"] == {"runs": 2, "reproduced": 1}
+        said.append(done.stdout + done.stderr)
+    one, ahead = recorded
+    assert one == ahead
+    assert [run[0] for key, _, runs, _ in ahead if key[1] == "b" for run in runs] == [1, 2, 3]
+    assert "re-runs:" not in said[0]
+    assert "re-runs: 2 used of 3 made (1 started ahead on idle slots were not needed)" in said[1]
+    # one agent stage for both re-runs (and the one not needed), against two
+    # each child stage's output is relayed between stop-commands lines: the suite's agent and
+    # score stages, then per round an agent stage (none for a round whose run started ahead)
+    # and a score stage
+    assert said[0].count("::stop-commands::") == 6 and said[1].count("::stop-commands::") == 5

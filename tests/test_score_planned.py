@@ -271,3 +271,72 @@ def test_a_rounds_kind_is_what_its_plan_says_whatever_its_words(write, suite) ->
         if c.eval_id == "refund"
     )
     assert [(r.kind, r.confirms) for r in refund.runs] == [("suite", None), ("suite_round", words)]
+
+
+AGAIN = "regressed: shop/refund, again"  # what its second re-run confirms
+STAGE = {"run": 2, "cases": [["shop", "refund", WHAT, "confirmation", None]], "ahead": 1}
+
+
+def _take(name: str, run: int, what: str = WHAT) -> str:
+    """A round that takes its run from STAGE's traces file (`score --round`)."""
+    case = ["shop", "refund", what, "confirmation", None]
+    Path(name).write_text(json.dumps({"run": run, "cases": [case], "stage": STAGE}))
+    return name
+
+
+def test_a_stage_runs_a_round_and_the_next_at_once(suite: list[str]) -> None:
+    """`"ahead": 1`: the round's stage runs the next run of each case too, and each round
+    takes its own run from that one traces file, with what it confirms."""
+    assert main(["run-cases", "evals", *suite, "--traces", "t.jsonl"]) == 0
+    Path("stage.json").write_text(json.dumps(STAGE))
+    argv = ["run-cases", "evals", *suite, "--traces", "t-1.jsonl", "--confirm", "stage.json"]
+    assert main(argv) == 0
+    rounds = ["--traces", "t-1.jsonl", "--round", _take("take-2.json", 2)]
+    rounds += ["--traces", "t-1.jsonl", "--round", _take("take-3.json", 3, AGAIN)]
+    assert _score(*rounds) == 0
+    refund = next(c for c in Results.from_json(Path("results.json").read_text()).cases if c.eval_id == "refund")  # fmt: skip
+    assert [(run.run, run.confirms) for run in refund.runs] == [(1, None), (2, WHAT), (3, AGAIN)]
+    # the first round alone: the run started for the second is passed over, not recorded
+    assert _score(*rounds[:4]) == 0
+    refund = next(c for c in Results.from_json(Path("results.json").read_text()).cases if c.eval_id == "refund")  # fmt: skip
+    assert [run.run for run in refund.runs] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        # a run beyond those the stage started
+        (
+            [_trace("refund", 2, WHAT), _trace("refund", 4, WHAT)],
+            "t-1.jsonl:3: a trace nobody asked for: shop / refund run 4",
+        ),
+        ([_trace("order", 3, WHAT)], "t-1.jsonl:2: a trace nobody asked for: shop / order run 3"),
+        ([_trace("refund", 3, WHAT), _trace("refund", 3, WHAT)], "t-1.jsonl:3: a second trace"),
+        # what the stage ran it for, not what the round that takes it says
+        ([_trace("refund", 3, AGAIN)], "a trace that says it re-runs what its plan did not"),
+    ],
+)
+def test_a_trace_its_stage_did_not_start_is_bad_input(
+    suite: list[str], capsys: pytest.CaptureFixture[str], lines: list[dict], message: str
+) -> None:
+    _suite_traces()
+    _traces("t-1.jsonl", HEADER, *lines, END)
+    assert _score("--traces", "t-1.jsonl", "--round", _take("take.json", 3, AGAIN)) == 2
+    _refused(capsys, message)
+
+
+def test_a_round_takes_only_runs_its_stage_started(suite: list[str], capsys) -> None:
+    _suite_traces()
+    _traces("t-1.jsonl", HEADER, END)
+    assert _score("--traces", "t-1.jsonl", "--round", _take("take.json", 4)) == 2
+    _refused(capsys, "the round takes runs its stage did not start")
+
+
+def test_only_a_confirmation_round_runs_ahead(suite: list[str], capsys) -> None:
+    """Main's sampling and suite rounds are one run a round (docs/statistics.md)."""
+    _suite_traces()
+    _traces("t-1.jsonl", HEADER, END)
+    sampling = {"run": 2, "cases": [["shop", "refund", "sampling", "sampling", None]], "ahead": 1}
+    Path("sampling.json").write_text(json.dumps(sampling))
+    assert _score("--traces", "t-1.jsonl", "--round", "sampling.json") == 2
+    _refused(capsys, "only a confirmation round's non-scenario cases run ahead")

@@ -18,16 +18,19 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import launch
 from ..compare.loading import MAX_RESULTS_BYTES, load_results
 from ..compare.model import Diff
 from ..compare.record import MainRecord
+from ..core import CaseKey, RunKey
 from ..errors import EXIT_GATE_FAILED, EXIT_INFRASTRUCTURE, EXIT_PASS
 from ..files import read_bytes, write_whole
 from ..files.safe import Refused
 from ..metrics.judge.settings import JUDGE_KEY_ENV
-from ..pipeline.confirm import Wanted, round_json, rounds, sampling_rounds
+from ..pipeline.ahead import Limits, Rounds, Stages, Taken
+from ..pipeline.confirm import Wanted, round_json
 from ..pipeline.paired import FILE_NAME, IN_A_SHARD, NO_ROUNDS, SKIPPED
 from ..results import Results
 from . import outputs
@@ -199,20 +202,25 @@ def run_evals(
     case_runs: int = 1,
     main_user: MainUser | None = None,
     key_calls: int | None = None,
+    scenario: frozenset[CaseKey] | None = None,
 ) -> RunOutcome:
     """Run the eval suite as two children: the agent stage as the PR user (its traces in the
     PR user's scratch folder), then the score stage, which runs none of the PR's code, on a
     copy of those traces in root's `private` folder. When it gates on a baseline,
-    confirmation rounds follow (pipeline/confirm.py): the regressed cases alone run again,
-    as the PR user, and the score stage scores every traces file again, each round's
-    against its plan. With `settings.paired`, each round runs the same cases on the code of
+    confirmation rounds follow, in the order and with the decisions of
+    pipeline/ahead.Rounds, which this gives its stages: the regressed cases alone run
+    again, as the PR user, and the score stage scores every traces file again, each
+    round's against its plan. With `settings.paired`, each round runs the same cases on the code of
     the merge-base of HEAD and `paired_base` too (action/merge_base.py), as a user of its own
     (`main_user`), which the score stage scores into merge-base.json, main's newest history. The Results land in out_dir
     (the run folder). Each agent stage has a deadline (`stage_deadline`: the suite's
     `case_runs`, a round's cases); one that runs past it is stopped, and the suite's stage
     then leaves no verdict. `key_calls`: the most calls the job may make on the judge's key
     (key_meter.plan_job; else `judge-max-calls`), shared out among the processes that hold
-    it, one after another."""
+    it, one after another. A confirmation round's agent stage with slots to spare also
+    runs the later re-runs its cases may need (pipeline/ahead.py), which the later rounds
+    take from its traces file without a stage of their own; never a case of `scenario`
+    (the scenario cases; None: unknown, so no case runs ahead)."""
     results = out_dir / "results.json"
     meter = KeyMeter(settings.judge_max_calls if key_calls is None else key_calls, private)
     traces = user.scratch / "traces.jsonl"
@@ -325,22 +333,43 @@ def run_evals(
         paired.traces.append(copy)
         paired.plans.append(made.plan)
 
-    def extra_round(wanted: Wanted, round_number: int) -> Results | None:
-        """The wanted cases once more (a confirmation, suite or sampling round) as the
-        PR user, every traces file scored again: the new Results, or None when the round
-        was cancelled or failed."""
-        nonlocal code
+    def run_round(need: Wanted, run: int, later: int) -> dict[RunKey, Staged] | None:
+        """The agent stage of a round (a confirmation, suite or sampling round) as the PR
+        user: run `run` of each needed case and its next `later` runs; where each run is
+        (root's copy of the stage's traces, and its plan), or None when the stage was
+        cancelled or failed."""
+        round_number = run - settings.num_runs
+        text = round_json(run, need, later)
         plan = private / f"confirm-{round_number}.json"
-        run = settings.num_runs + round_number
-        write_whole(plan, round_json(run, wanted))
+        write_whole(plan, text)
         produced = user.scratch / f"traces-{round_number}.jsonl"
         argv = [*agent, "--traces", str(produced), "--confirm", "-"]
-        if agent_stage(argv, f"round-{round_number}", len(wanted), plan) != EXIT_PASS:
+        runs = len(need) * (later + 1)
+        if agent_stage(argv, f"round-{round_number}", runs, plan) != EXIT_PASS:
             return None
-        if _take_traces(user, produced.name, private / produced.name) is not None:
+        copy = private / produced.name
+        if _take_traces(user, produced.name, copy) is not None:
             return None
-        files.append(private / produced.name)
-        plans.append(plan)
+        staged = Staged(copy, plan, text, later)
+        return {RunKey(*key, run + n): staged for n in range(later + 1) for key, _ in need}
+
+    def record_round(taken: Taken[Staged], run: int, wanted: Wanted) -> Results | None:
+        """The score stage over every traces file again, each of this round's with a plan
+        that names the runs it takes from it (and, from a stage that ran later rounds' runs
+        too, that stage's plan: the others are passed over); with paired runs, main's side
+        of the round first. The new Results, or None when cancelled or failed."""
+        nonlocal code, merge_base, known_now
+        round_number = run - settings.num_runs
+        from_stage: dict[Staged, Wanted] = {}
+        for key, why, staged in taken:
+            from_stage.setdefault(staged, []).append((key, why))
+        for number, (staged, cases) in enumerate(from_stage.items()):
+            take = staged.plan  # a stage of this round's runs alone: its own plan
+            if staged.ahead:
+                take = private / f"take-{round_number}-{number}.json"
+                write_whole(take, round_json(run, cases, stage=staged.text))
+            files.append(staged.traces)
+            plans.append(take)
         if paired is not None and paired.on:
             paired_round(wanted, run)
             if children.cancelled:
@@ -349,14 +378,19 @@ def run_evals(
         if code not in (EXIT_PASS, EXIT_GATE_FAILED):
             return None
         if paired is not None and paired.traces:
-            nonlocal merge_base, known_now
             merge_base = _grown_merge_base(out_dir)
             known_now = main_known.plus(merge_base)
         return load_results(str(results))
 
-    def confirm(wanted: Wanted, round_number: int) -> tuple[Diff, Results] | None:
-        new = extra_round(wanted, round_number)
-        return None if new is None else (_diff(out_dir), new)
+    stages = Stages(run_round, record_round, lambda key: scenario is None or key in scenario)
+    limits = Limits(
+        settings.num_runs,
+        settings.concurrency,
+        settings.confirm_runs,
+        settings.confirm_limit,
+        settings.baseline_runs,
+    )
+    extra = Rounds(stages, limits)
 
     warnings: list[str] = []
     confirming = gate and baseline is not None  # a shard its own cases, no suite round
@@ -370,13 +404,11 @@ def run_evals(
         elif settings.paired:
             paired_note = SKIPPED.format(why=IN_A_SHARD)
         try:
-            _, warnings = rounds(
+            warnings = extra.confirm(
                 _diff(out_dir),
                 load_results(str(results)),
                 known=lambda: known_now,
-                runs=settings.confirm_runs,
-                limit=settings.confirm_limit,
-                confirm=confirm,
+                compare=lambda _: _diff(out_dir),  # the score stage's, which ran no PR code
             )
         finally:
             if paired is not None:
@@ -386,12 +418,7 @@ def run_evals(
         paired_note = SKIPPED.format(why=NO_ROUNDS)
     if not gate and settings.baseline_runs > 1 and code in (EXIT_PASS, EXIT_GATE_FAILED):
         # recording main's baseline: main's sampling (pipeline/confirm.py)
-        sampling_rounds(
-            load_results(str(results)),
-            known=known_now,
-            runs=settings.baseline_runs,
-            sample=extra_round,
-        )
+        extra.sample(load_results(str(results)), known_now)
     return RunOutcome(
         code=code,
         results_path=results,
@@ -399,6 +426,16 @@ def run_evals(
         paired_note=paired_note,
         merge_base=None if merge_base is None else out_dir / FILE_NAME,
     )
+
+
+class Staged(NamedTuple):
+    """Where a round's agent stage left its runs: root's copy of its traces file, and its
+    plan (the file, and its ROUND_FORMAT text), which ran `ahead` later runs of each case."""
+
+    traces: Path
+    plan: Path
+    text: str
+    ahead: int
 
 
 # what an agent stage may take beyond its case-runs' own limits: starting, importing ADK

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import CaseKey
 from ..errors import InputError
 from ..metrics.judge.budget import read_spent
 from . import outputs
@@ -33,6 +34,9 @@ class JobPlan:
     case_runs: int
     key_calls: int
     preview: Preview
+    # the scenario cases, whose re-runs never start ahead (their user simulator spends the
+    # judge's key: pipeline/ahead.py)
+    scenario_cases: frozenset[CaseKey] = frozenset()
 
 
 def plan_job(settings: Settings, *, confirms: bool, records: bool) -> JobPlan:
@@ -71,6 +75,7 @@ def plan_job(settings: Settings, *, confirms: bool, records: bool) -> JobPlan:
             records=records,
             whole_of_shard=settings.shard,
         ),
+        frozenset(key for key, (_, case) in the_plan.cases.items() if case.conversation_scenario),
     )
 
 

@@ -71,6 +71,7 @@ def run_suite(
                 paired_base=base_of(ctx.event, ctx.default_branch),
                 case_runs=job.case_runs,
                 key_calls=job.key_calls,
+                scenario=job.scenario_cases,
                 main_user=lambda tree: main_user(ctx, tree),
             )
         finally:

@@ -42,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--confirm",
         metavar="FILE",
         help='a confirmation round: {"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT], ...]}: '
-        "run N of each case only, each saying what it re-runs to confirm (-: read it from "
-        "standard input)",
+        'run N of each case only, each saying what it re-runs to confirm; with "ahead": K, '
+        "runs N+1 to N+K too (-: read it from standard input)",
     )
 
 

@@ -39,9 +39,16 @@ LIMIT_REACHED = (
 Wanted = list[tuple[CaseKey, Purpose]]  # a round's cases, each with why it runs
 
 
-def confirmation_plan(plan: Plan, wanted: Sequence[tuple[CaseKey, Purpose]], run: int) -> Plan:
-    """One more run, numbered `run`, of each wanted case, saying why it runs."""
-    requests = [request(key.eval_set_id, plan.cases[key][1], run, why) for key, why in wanted]
+def confirmation_plan(
+    plan: Plan, wanted: Sequence[tuple[CaseKey, Purpose]], run: int, ahead: int = 0
+) -> Plan:
+    """One more run, numbered `run`, of each wanted case, saying why it runs; and, `ahead`
+    > 0, its next `ahead` runs too, started at once for later rounds (pipeline/ahead.py)."""
+    requests = [
+        request(key.eval_set_id, plan.cases[key][1], run + later, why)
+        for later in range(ahead + 1)
+        for key, why in wanted
+    ]
     return replace(restrict(plan, {key for key, _ in wanted}), requests=requests)
 
 
@@ -64,14 +71,29 @@ def runs_ahead(
     return max(0, min(confirm_runs - round_number, room))
 
 
-ROUND_FORMAT = '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT, KIND, PAIRED_WITH], ...]}'
+ROUND_FORMAT = (
+    '{"run": N, "cases": [[EVAL_SET_ID, EVAL_ID, WHAT, KIND, PAIRED_WITH], ...], '
+    '"ahead": K, "stage": ROUND}'
+)
 _RERUN_KINDS = frozenset(RUN_KINDS) - {"suite"}
 
 
-def round_json(run: int, wanted: Sequence[tuple[CaseKey, Purpose]]) -> str:
-    """A round's plan as ROUND_FORMAT: what `round_plan` reads."""
+def round_json(
+    run: int,
+    wanted: Sequence[tuple[CaseKey, Purpose]],
+    ahead: int = 0,
+    stage: str | None = None,
+) -> str:
+    """A round's plan as ROUND_FORMAT: what `round_plan` reads. `ahead`: the agent stage
+    also runs each case's next `ahead` runs; `stage`: the plan (round_json) of the agent
+    stage whose traces file holds the round's runs, when it started them ahead."""
     cases = [[*key, why.text, why.kind, why.paired_with] for key, why in wanted]
-    return json.dumps({"run": run, "cases": cases})
+    data: dict[str, object] = {"run": run, "cases": cases}
+    if ahead:
+        data["ahead"] = ahead
+    if stage is not None:
+        data["stage"] = json.loads(stage)
+    return json.dumps(data)
 
 
 def _purpose(entry: object) -> Purpose | None:
@@ -95,27 +117,53 @@ def _purpose(entry: object) -> Purpose | None:
 def round_plan(plan: Plan, text: str, display: str) -> Plan:
     """A confirmation round's plan from its JSON, ROUND_FORMAT (what the action hands to
     `run-cases --confirm` and to `score --round`): run N of each case, N after the suite's
-    own runs, each case once, saying why it runs. InputError naming `display` when it is
-    not one, or names a case or run the suite does not have."""
+    own runs, each case once, saying why it runs; with "ahead": K, runs N+1 to N+K of each
+    too (never a scenario case's: its user simulator spends the judge's key). With
+    "stage": the plan of the agent stage that ran them ahead (`score --round`): the
+    round's runs are among the stage's, and its traces file's other runs are passed over.
+    InputError naming `display` when it is not one, or names a case or run the suite does
+    not have."""
     try:
         data = json.loads(text)
     except ValueError as err:
         raise InputError(f"not a confirmation round: not JSON: {err}", display) from None
+    taken, ahead = _round(plan, data, display)
+    stage = data.get("stage")
+    if stage is None:
+        return taken
+    started, _ = _round(plan, stage, display)
+    ran = {r.run_key: r.purpose for r in started.requests}
+    if ahead or "stage" in stage or any(r.run_key not in ran for r in taken.requests):
+        raise InputError("the round takes runs its stage did not start, or starts some", display)
+    return replace(taken, stage=ran)
+
+
+def _round(plan: Plan, data: object, display: str) -> tuple[Plan, int]:
+    """One ROUND_FORMAT object's plan (its runs started ahead too), and its "ahead"."""
     run = data.get("run") if isinstance(data, dict) else None
     cases = data.get("cases") if isinstance(data, dict) else None
+    ahead = data.get("ahead", 0) if isinstance(data, dict) else None
     purposes = [_purpose(case) for case in cases] if isinstance(cases, list) else [None]
-    if not isinstance(run, int) or isinstance(run, bool) or None in purposes:
+    numbers = (run, ahead)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
         raise InputError(f"not a confirmation round: want {ROUND_FORMAT}", display)
-    assert isinstance(cases, list)
+    if None in purposes:
+        raise InputError(f"not a confirmation round: want {ROUND_FORMAT}", display)
+    assert isinstance(cases, list) and isinstance(run, int) and isinstance(ahead, int)
     wanted = [
         (CaseKey(case[0], case[1]), why) for case, why in zip(cases, purposes, strict=True) if why
     ]
     unknown = [key for key, _ in wanted if key not in plan.cases]
-    if unknown or run <= plan.num_runs:
+    if unknown or run <= plan.num_runs or ahead < 0:
         raise InputError("the round names cases or runs the suite does not have", display)
     if len({key for key, _ in wanted}) != len(wanted):
         raise InputError("the round names a case twice", display)
-    return confirmation_plan(plan, wanted, run)
+    if ahead and any(
+        plan.cases[key][1].conversation_scenario or why.kind != "confirmation"
+        for key, why in wanted
+    ):
+        raise InputError("only a confirmation round's non-scenario cases run ahead", display)
+    return confirmation_plan(plan, wanted, run, ahead), ahead
 
 
 def rounds(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from ..core import CaseKey, Purpose
+from ..core import CaseKey, Purpose, RunKey
 from ..errors import InputError
 from ..evalset.models import EvalCase
 from ..metrics import Criterion, Metric
@@ -35,6 +35,10 @@ class Plan:
     metrics: dict[str, dict[str, Metric]] = field(default_factory=dict)
     criteria: dict[str, dict[str, Criterion]] = field(default_factory=dict)
     requests: list[CaseRunRequest] = field(default_factory=list)
+    # a round that takes its runs from a stage that also ran later rounds' ahead (pipeline/
+    # ahead.py): every case-run that stage was asked for, with its purpose there; its
+    # traces file may hold them all, and only `requests` are taken. None: `requests` alone
+    stage: dict[RunKey, Purpose | None] | None = None
 
     @cached_property
     def cases(self) -> dict[CaseKey, tuple[LoadedEvalSet, EvalCase]]:

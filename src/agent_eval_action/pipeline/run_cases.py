@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from ..core import RUNNER_KINDS, RunnerKind
+from ..core import RUNNER_KINDS, RunKey, RunnerKind
 from ..errors import InputError
 from ..files import line_by_line, read_lines
 from ..files.jsonpos import one_line
@@ -285,6 +285,8 @@ def _read_one(
     if adk is not None and not (isinstance(adk, str) and _VERSION.fullmatch(adk)):
         raise InputError("adk_version must be a version number, like 2.13.0", display, 1)
     wanted = {r.run_key: r.purpose for r in asked.requests}
+    ran = wanted if asked.stage is None else asked.stage  # what the file's stage was asked
+    seen: set[RunKey] = set()
     ended: bool | None = None
     for number, text in lines:
         data = _json(text, display, number)
@@ -311,15 +313,21 @@ def _read_one(
                 display,
                 number,
             )
-        if key not in wanted or key in finished:
-            what = "a second trace" if key in finished else "a trace nobody asked for"
+        # a trace already read from another file is a second one, unless this file is read
+        # again for a later round, which passes over what an earlier one took from it
+        second = key in seen or (key in finished and (key in wanted or key not in ran))
+        if second or key not in ran:
+            what = "a second trace" if second else "a trace nobody asked for"
             raise InputError(f"{what}: {trace.run_key}", display, number)
-        if trace.purpose is not None and trace.purpose != wanted[key]:
+        seen.add(key)
+        if trace.purpose is not None and trace.purpose != ran[key]:
             raise InputError(
                 f"a trace that says it re-runs what its plan did not: {trace.run_key}",
                 display,
                 number,
             )
+        if key not in wanted:
+            continue  # started ahead for another round: taken there, or discarded
         trace.purpose = wanted[key]  # what the plan says, not what the traces say
         finished[key] = trace
     return (runner, target if isinstance(target, str) else None, started_at, adk), ended

@@ -14,29 +14,28 @@ what decided and `compare` from the files gives the same verdict. "Made" counts 
 re-run started, "used" those recorded. Suite rounds and main's sampling stay one run a
 round; scenario cases (whose user simulator spends the judge's key) never run ahead.
 
-The action runs the same rounds as stages of their own (action/agent_run.py), each in its
-own process, one run a round; argparse stays in cli/.
+The rounds' order and decisions are pipeline/ahead.Rounds, which the action drives too,
+with stages of its own (action/agent_run.py: each a child process); here its stages run
+in process. argparse stays in cli/.
 """
 
 from __future__ import annotations
 
-import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from ..core import RunKey
 from ..results import Results, Source
+from .ahead import Limits, Rounds, Stages, Taken
 from .gate import Baseline, GateOptions, gate, gate_policy
 from .score import Scored, score
 
 if TYPE_CHECKING:
-    from ..compare.model import Diff
+    from ..compare.record import MainRecord
+    from ..core import CaseKey, RunKey
     from ..metrics.judge import JudgeResults
     from ..runners import Runner
     from ..traces import CaseRuns, CaseRunTrace
     from .confirm import Wanted
     from .job import Job
-    from .plan import Plan
 
 
 class PairedRound(Protocol):
@@ -62,8 +61,19 @@ class Session:
         self.runner, self.judge = runner, judge
         self.runs: CaseRuns | None = None
         self.latest: Scored | None = None
-        self.ahead: dict[RunKey, CaseRunTrace] = {}  # re-runs started ahead, not yet taken
-        self.made = self.used = 0  # re-runs started, and recorded
+        options = job.options
+        limits = Limits(
+            job.plan.num_runs,
+            options.concurrency,
+            options.confirm_runs,
+            options.confirm_limit,
+            options.baseline_runs,
+        )
+        self.rounds = Rounds(Stages(self._run, self._record, self._scenario), limits)
+        self.cancelled = False  # the latest round's agent stage was
+        self.paired: PairedRound | None = None  # during confirmation rounds, with `--paired`
+        self.known: MainRecord = job.baseline.known  # main's record, with the merge-base's runs
+        self.baseline = job.baseline  # with the merge-base's Results as its newest history
 
     def score(self, runs: CaseRuns, before: JudgeResults | None = None) -> Scored:
         job = self.job
@@ -86,131 +96,77 @@ class Session:
         self.runs, self.latest = case_runs, self.score(case_runs)
         return self.latest
 
-    def round(self, wanted: Wanted, round_number: int) -> Results | None:
-        """The wanted cases once more, numbered after the suite's own runs and saying why
-        they ran, then every run scored again: the round's Results, or None when cancelled."""
-        from ..traces import CaseRuns
+    def _run(self, need: Wanted, run: int, ahead: int) -> dict[RunKey, CaseRunTrace]:
+        """Run `run` of each needed case and its next `ahead` runs, in process: the traces
+        (what finished, when cancelled)."""
+        from .confirm import confirmation_plan
         from .run_cases import run_cases
 
-        assert self.runner is not None and self.runs is not None and self.latest is not None
+        assert self.runner is not None
         job = self.job
-        run = job.plan.num_runs + round_number
-        if any(why.kind != "confirmation" for _, why in wanted):
-            self.ahead.clear()  # the confirmation rounds are over: what no round took goes
-        taken = [
-            trace.model_copy(update={"purpose": why})
-            for key, why in wanted
-            if (trace := self.ahead.pop(RunKey(*key, run), None)) is not None
-        ]
-        have = {trace.key for trace in taken}
-        need = [(key, why) for key, why in wanted if key not in have]
-        cancelled = False
-        if need:
-            new = run_cases(self._plan(need, run, round_number), self.runner, simulator=job.judge)
-            cancelled = new.cancelled
-            self.made += len(new.traces)
-            for trace in new.traces:
-                if trace.run == run:
-                    taken.append(trace)
-                else:
-                    self.ahead[trace.run_key] = trace
-        self.used += len(taken)
+        plan = confirmation_plan(job.plan, need, run, ahead)
+        new = run_cases(plan, self.runner, simulator=job.judge)
+        self.cancelled = new.cancelled
+        return {trace.run_key: trace for trace in new.traces}
+
+    def _record(self, taken: Taken[CaseRunTrace], run: int, wanted: Wanted) -> Results | None:
+        """The round's runs, each saying why the round ran it, added to the run's and every
+        run scored again (only the new ones judged); with paired runs, main's side of the
+        round: the round's Results, or None when cancelled."""
+        from ..traces import CaseRuns
+
+        assert self.runs is not None and self.latest is not None
+        cancelled, self.cancelled = self.cancelled, False
+        traces = [trace.model_copy(update={"purpose": why}) for _, why, trace in taken]
         self.runs = CaseRuns(
             self.runs.runner,
             self.runs.target,
             self.runs.started_at,
-            [*self.runs.traces, *taken],
+            [*self.runs.traces, *traces],
             self.runs.cancelled or cancelled,
             adk_version=self.runs.adk_version,
         )
         self.latest = self.score(self.runs, self.latest.judged)
-        return None if cancelled else self.latest.results
+        if cancelled:
+            return None
+        if self.paired is not None:
+            from .paired import with_merge_base
 
-    def _plan(self, need: Wanted, run: int, round_number: int) -> Plan:
-        """Run `run` of each needed case and, on slots the round leaves idle, the later
-        confirmation re-runs it may still need (pipeline/confirm.rounds asks for at most
-        `confirm_runs`), all within `confirm_limit`."""
-        from .confirm import confirmation_plan, runs_ahead
-        from .plan import request
+            grown = self.paired.round(wanted, run)
+            if grown is not None:  # the merge-base's runs so far, in place of the earlier
+                self.known = self.job.baseline.known.plus(grown)
+                self.baseline = with_merge_base(self.job.baseline, grown)
+        return self.latest.results
 
-        job = self.job
-        plan = confirmation_plan(job.plan, need, run)
-        options = job.options
-        if any(job.plan.cases[key][1].conversation_scenario for key, _ in need):
-            return plan
-        ahead = runs_ahead(
-            need,
-            round_number,
-            confirm_runs=options.confirm_runs,
-            concurrency=options.concurrency,
-            limit_left=options.confirm_limit - self.made,
-        )
-        extra = [
-            request(key.eval_set_id, job.plan.cases[key][1], run + later, why)
-            for key, why in need
-            for later in range(1, ahead + 1)
-        ]
-        return replace(plan, requests=[*plan.requests, *extra])
+    def _scenario(self, key: CaseKey) -> bool:
+        return self.job.plan.cases[key][1].conversation_scenario is not None
 
     def sample(self) -> Scored:
         """Main's sampling (pipeline/confirm.sampling_rounds): a recorded baseline's cases run
         again until main has `baseline_runs` runs of each, counting the baseline's and the
         history's."""
-        from .confirm import sampling_rounds
-
         assert self.latest is not None
-        if self.latest.results.partial:
-            return self.latest
-        added = sampling_rounds(
-            self.latest.results,
-            known=self.job.baseline.known,
-            runs=self.job.options.baseline_runs,
-            sample=self.round,
-        )
-        if added:
-            print(f"main's sampling: {added} more case-run(s)", file=sys.stderr)
+        if not self.latest.results.partial:
+            self.rounds.sample(self.latest.results, self.job.baseline.known)
         return self.latest
 
     def confirm(self, paired: PairedRound | None = None) -> tuple[Scored, Baseline]:
         """Confirmation and suite rounds (pipeline/confirm.rounds) against the baseline, and
         with `paired` the same cases on main's code each round; (the scores, the baseline with
         the merge-base's Results as its newest history)."""
-        from .confirm import rounds
-        from .paired import with_merge_base
-
         assert self.latest is not None
         job, scored = self.job, self.latest
         if job.options.confirm_runs < 1 or scored.results.partial:
             return scored, job.baseline
-        main_known = job.baseline.known  # folded once; each round adds the merge-base's runs
-        known, baseline = main_known, job.baseline
-
-        def confirm(wanted: Wanted, round_number: int) -> tuple[Diff, Results] | None:
-            nonlocal baseline, known
-            results = self.round(wanted, round_number)
-            if results is None:
-                return None
-            if paired is not None:
-                grown = paired.round(wanted, job.plan.num_runs + round_number)
-                if grown is not None:  # the merge-base's runs so far, in place of the earlier
-                    known = main_known.plus(grown)
-                    baseline = with_merge_base(job.baseline, grown)
-            return gate(results, baseline, self.gate_options), results
-
-        _, warnings = rounds(
-            gate(scored.results, job.baseline, self.gate_options),
-            scored.results,
-            known=lambda: known,
-            runs=job.options.confirm_runs,
-            limit=job.options.confirm_limit,
-            confirm=confirm,
-        )
-        self.ahead.clear()
-        if self.made > self.used:
-            print(
-                f"re-runs: {self.used} used of {self.made} made ({self.made - self.used} "
-                "started ahead on idle slots were not needed)",
-                file=sys.stderr,
+        self.paired = paired
+        try:
+            warnings = self.rounds.confirm(
+                gate(scored.results, job.baseline, self.gate_options),
+                scored.results,
+                known=lambda: self.known,
+                compare=lambda results: gate(results, self.baseline, self.gate_options),
             )
+        finally:
+            self.paired = None
         self.latest.results.warnings.extend(warnings)
-        return self.latest, baseline
+        return self.latest, self.baseline

@@ -1,0 +1,53 @@
+"""pipeline/ahead.py: how many later re-runs a round's stage starts on idle slots, and
+which round takes each. The routes' own tests (test_confirm.py, test_action_confirm.py)
+show the Results equal those of one re-run a round; these pin the limits."""
+
+from __future__ import annotations
+
+from agent_eval_action.core import CaseKey, Purpose, RunKey
+from agent_eval_action.pipeline.ahead import Ahead, Limits, Rounds, Stages
+
+WHY = Purpose("confirmation", "regressed")
+A, B = CaseKey("shop", "a"), CaseKey("shop", "b")
+
+
+def _ahead(concurrency: int = 4, runs: int = 3, limit: int = 300) -> Ahead[str]:
+    return Ahead(concurrency, runs, limit)
+
+
+def test_a_round_starts_what_later_rounds_may_ask_for_on_its_idle_slots():
+    assert _ahead().extent([(A, WHY)], 1, scenario=False) == 2  # rounds 2 and 3
+    assert _ahead().extent([(A, WHY)], 3, scenario=False) == 0  # the last round
+    assert _ahead(concurrency=4).extent([(A, WHY), (B, WHY)], 1, scenario=False) == 1
+    assert _ahead(concurrency=2).extent([(A, WHY), (B, WHY)], 1, scenario=False) == 0
+    assert _ahead(limit=2).extent([(A, WHY)], 1, scenario=False) == 1  # within confirm-limit
+
+
+def test_scenario_cases_and_other_rounds_never_run_ahead():
+    """A scenario case's user simulator spends the judge's key: its re-runs are made one a
+    round, as the key budget plans them."""
+    assert _ahead().extent([(A, WHY)], 1, scenario=True) == 0
+    suite = Purpose("suite_round", "the suite-level test")
+    assert _ahead().extent([(A, suite)], 1, scenario=False) == 0
+
+
+def test_each_round_takes_its_own_run_and_what_none_took_is_discarded(capsys):
+    made: list[tuple[list[CaseKey], int, int]] = []
+    recorded: list[list[tuple[CaseKey, int, str]]] = []
+
+    def run(need, number, ahead):
+        made.append(([key for key, _ in need], number, ahead))
+        return {RunKey(*key, number + n): f"stage{number}" for n in range(ahead + 1) for key, _ in need}  # fmt: skip
+
+    def record(taken, number, wanted):
+        recorded.append([(key, number, held) for key, _, held in taken])
+        return None
+
+    rounds = Rounds(Stages(run, record, lambda key: False), Limits(1, 4, 3, 300, 10))
+    rounds.round([(A, WHY)], 1)
+    rounds.round([(A, WHY)], 2)
+    rounds.ahead.finish()  # round 3 never asked for: the re-run started for it goes
+    assert made == [([A], 2, 2)]  # one agent stage: runs 2, 3 and 4
+    assert recorded == [[(A, 2, "stage2")], [(A, 3, "stage2")]]
+    assert "re-runs: 2 used of 3 made" in capsys.readouterr().err
+    assert rounds.ahead.waiting == {}
