@@ -59,13 +59,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from tabulate import tabulate
 
 from agent_eval_action.compare import compare, stats
-from agent_eval_action.compare.engine import (
-    CASE_ALPHA,
-    CASE_MIN_RUNS,
-    DEFAULT_MIN_DELTA,
-    SUITE_ALPHA,
-)
 from agent_eval_action.compare.model import REGRESSIONS
+from agent_eval_action.compare.statistics_policy import DEFAULT as POLICY
 from agent_eval_action.core import Purpose
 from agent_eval_action.results import (
     Actual,
@@ -89,7 +84,7 @@ from agent_eval_action.results import (
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 TRAJECTORY, RESPONSE = "tool_trajectory_avg_score", "response_match_score"
 THRESHOLDS = np.array([1.0, 0.8])  # trajectory, response
-MIN_DELTAS = np.array([DEFAULT_MIN_DELTA["trajectory"], DEFAULT_MIN_DELTA["response"]])
+MIN_DELTAS = np.array([POLICY.min_delta["trajectory"], POLICY.min_delta["response"]])
 WRONG_ROUGE = (0.3, 0.75)
 SHIFT = 0.2
 TRIALS = 50_000  # per shape and scenario: enough that a rate 0.2 points inside its target
@@ -143,6 +138,9 @@ SHAPES = [
     Shape(80, 0.80, 0.50, 1.00, 5, 1.0, (0.8, 1.0), 50),
     # a large suite with 2 runs per side
     Shape(400, 0.20, 0.20, 0.95, 2, 0.5, (0.8, 1.0), 5),
+    # a small suite with 5 runs per side and no confirmation re-runs (these trials have none):
+    # the per-case tests decide alone
+    Shape(6, 0.30, 0.60, 0.95, 5, 0.0, (0.8, 1.0), 50),
 ]
 
 SCENARIOS = [
@@ -218,7 +216,7 @@ def fast_verdicts(shape: Shape, sim: Draw) -> Fast:
     base, cur = sim.base.scores(), sim.cur.scores()  # (trials, noisy, metrics, runs)
     # Deterministic cases: every run alike on each side, so a pass -> fail is a new failure.
     fails = np.any(sim.base.deterministic & ~sim.cur.deterministic, axis=1)
-    if shape.runs >= CASE_MIN_RUNS:
+    if shape.runs >= POLICY.case_min_runs:
         fails |= _per_case_regressions(base, cur)
     # Every noisy case is noisy on both metrics (its wording varies run to run).
     passes = np.concatenate([base, cur], axis=3) >= THRESHOLDS[None, None, :, None]
@@ -235,7 +233,7 @@ def fast_verdicts(shape: Shape, sim: Draw) -> Fast:
     # in the engine's order (one case after another).
     delta = cur.sum(axis=3) / shape.runs - base.sum(axis=3) / shape.runs  # (trials, noisy, axes)
     mean = np.cumsum(delta, axis=1)[:, -1] / shape.noisy
-    suite = np.any((suite_p <= SUITE_ALPHA) & (mean < 0), axis=1)
+    suite = np.any((suite_p <= POLICY.suite_alpha) & (mean < 0), axis=1)
     return Fast(fails | suite, suite, suite_p)
 
 
@@ -268,8 +266,8 @@ def _worse_p(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     """Per trial: does a noisy metric's own permutation test, after Benjamini-Hochberg over
-    the trial's tested metrics, find it worse (the engine's _compare_metric and
-    _decide_tested_cases)?"""
+    the trial's tested metrics at the level that blames alone (these trials have no re-runs:
+    confirm-runs 0), find it worse (the engine's _compare_metric and decide_tested)?"""
     trials = base.shape[0]
     runs = base.shape[3]
     base_score, cur_score = base.sum(axis=3) / runs, cur.sum(axis=3) / runs
@@ -301,7 +299,7 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     count = np.isfinite(p).sum(axis=1)
     ordered = np.sort(p, axis=1)
     rank = np.arange(1, p.shape[1] + 1)
-    passing = ordered <= CASE_ALPHA * rank / np.maximum(count, 1)[:, None]
+    passing = ordered <= POLICY.case_alone_alpha * rank / np.maximum(count, 1)[:, None]
     cutoff = np.where(passing.any(axis=1), p.shape[1] - np.argmax(passing[:, ::-1], axis=1), 0)
     limit = np.where(cutoff > 0, ordered[np.arange(trials), np.maximum(cutoff - 1, 0)], -1.0)
     rejected = np.isfinite(p) & (p <= limit[:, None])
@@ -467,11 +465,21 @@ def chunks(trials: int) -> Iterator[int]:
         yield min(CHUNK, trials - start)
 
 
-def measure(trials: int, checks: float = 1.0, seed: int = 7) -> list[dict]:
+def measure(
+    trials: int,
+    checks: float = 1.0,
+    seed: int = 7,
+    engine_checks: int | None = None,
+    shapes: list[int] | None = None,
+) -> list[dict]:
     """One row per shape and scenario: gate failures out of `trials`, its interval, whether
-    the target is met, and the engine check on `checks` x each shape's engine_checks trials."""
+    the target is met, and the engine check on `checks` x each shape's engine_checks trials
+    (or `engine_checks` trials per cell, when given); `shapes`: the indexes of SHAPES to
+    measure (a shape's trials do not depend on the others')."""
     rows = []
     for s, shape in enumerate(SHAPES):
+        if shapes is not None and s not in shapes:
+            continue
         for c, (scenario, label, target) in enumerate(SCENARIOS):
             started = time.perf_counter()
             rng = np.random.default_rng([seed, s, c])
@@ -482,7 +490,7 @@ def measure(trials: int, checks: float = 1.0, seed: int = 7) -> list[dict]:
                 failed += int(fast.fails.sum())
                 suite += int(fast.suite.sum())
                 if first:
-                    wanted = max(1, round(shape.engine_checks * checks))
+                    wanted = engine_checks or max(1, round(shape.engine_checks * checks))
                     engine_check(shape, sim, fast, wanted, check)
                     first = False
             low, high = wilson(failed, trials)
@@ -550,20 +558,26 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=TRIALS, help="per shape and scenario")
     parser.add_argument("--quick", action="store_true", help="a tenth of the engine checks")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--engine-checks", type=int, help="trials per cell also run through compare()"
+    )
+    parser.add_argument("--shapes", help="comma-separated indexes of the shapes to measure")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
     trials, checks = args.trials, (0.1 if args.quick else 1.0)
     started = time.perf_counter()
-    rows = measure(trials, checks, args.seed)
+    shapes = None if args.shapes is None else [int(s) for s in args.shapes.split(",")]
+    rows = measure(trials, checks, args.seed, args.engine_checks, shapes)
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     print(
         f"{trials:,} trials per shape and scenario, seed {args.seed}, policy `regression`, "
-        f"suite alpha {SUITE_ALPHA}"
+        f"suite alpha {POLICY.suite_alpha}, per-case test alone {POLICY.case_alone_alpha}"
     )
-    for shape in SHAPES:
-        print(f"  {shape.name}: {shape.detail}")
+    for s, shape in enumerate(SHAPES):
+        if shapes is None or s in shapes:
+            print(f"  {shape.name}: {shape.detail}")
     print()
     print(table(rows))
     all_met = all(row["met"] for row in rows)

@@ -422,13 +422,13 @@ def test_the_detection_line_is_one_plain_sentence():
 
 
 def test_a_blamed_case_whose_runs_disagree_is_shown_as_blamed_only():
-    """Five runs a side: the per-case test blames a case whose answers vary (the Diff calls
+    """Six runs a side: the per-case test blames a case whose answers vary (the Diff calls
     it flaky, and counts it so). The console said "new failure · flaky" and the drill-down
     page tagged it flaky, while the comment listed it with the regressions only."""
-    words = ["p", "q", "r", "s", "t"]
-    answers = [0.9, 0.85, 0.95, 0.9, 0.85]
-    base = [case("wordy", {T: [1.0] * 5, R: answers}, words), case("calm", {T: [1.0] * 5})]
-    now = [case("wordy", {T: [0.0] * 5, R: answers}, words[::-1]), case("calm", {T: [1.0] * 5})]
+    words = ["p", "q", "r", "s", "t", "u"]
+    answers = [0.9, 0.85, 0.95, 0.9, 0.85, 0.9]
+    base = [case("wordy", {T: [1.0] * 6, R: answers}, words), case("calm", {T: [1.0] * 6})]
+    now = [case("wordy", {T: [0.0] * 6, R: answers}, words[::-1]), case("calm", {T: [1.0] * 6})]
     baseline = _dated(results(*base), hours=5, sha="1")
     current = _dated(results(*now), hours=0, sha="2")
     diff = compare(current, baseline)

@@ -217,7 +217,12 @@ class Sensitivity(Record, kw_only=True):
 class Policy(Record, kw_only=True):
     fail_on: list[str]
     min_delta: dict[Axis, float]
-    case_alpha: float
+    case_alpha: float  # the per-case test's level that nominates for re-runs
+    # the per-case test's level when it blames alone (confirm-runs 0), and the chance of
+    # one false blame after re-runs, split over the cases compared (0.0: Diffs written
+    # before they were recorded)
+    case_alone_alpha: float = 0.0
+    blame_alpha: float = 0.0
     case_min_runs: int
     suite_alpha: float
     # the suite rounds (compare/confirm.py): the first runs when the test on one run per case
