@@ -9,7 +9,9 @@ The rules (docs/statistics.md explains them in plain words):
   to be flaky from main's history.
 - A case whose runs disagree on either side is noisy ("flaky"): a flip or drop
   alone proves nothing. With enough runs on both sides it gets an exact
-  permutation test, with the false-discovery rate held across cases; in any
+  permutation test, Benjamini-Hochberg across cases: with confirmation re-runs it
+  nominates the case for them, without it decides alone at a lower level (the
+  false-alarm budget: statistics_policy.py); in any
   case its runs' pass/fail enter a stratified shuffle test over all noisy cases
   per axis, which catches a broad degradation no single case shows.
 """
@@ -478,7 +480,8 @@ def decide_tested(
             metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
         else:
             metric.change = Change.FIXED if fix else Change.IMPROVED
-        metric.rule, metric.reason = Rule.BEYOND_NOISE, wording.beyond_noise(p, level)
+        why = wording.beyond_share(p, level) if confirm_runs else wording.beyond_noise(p, level)
+        metric.rule, metric.reason = Rule.BEYOND_NOISE, why
     elif worse and confirm_runs:
         metric.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
         metric.rule, metric.reason = Rule.WITHIN_NOISE, wording.nominated(p, policy.case_alpha)

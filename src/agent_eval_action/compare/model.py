@@ -56,7 +56,7 @@ class Rule(StrEnum):
     DETERMINISTIC = "deterministic"  # steady runs on both sides: a flip or a move counts
     UNMOVED = "unmoved"  # the runs vary, but nothing moved by enough to count
     WITHIN_NOISE = "within_noise"  # it moved, and varying runs (or main's history) explain it
-    BEYOND_NOISE = "beyond_noise"  # the per-case test with its false-discovery rate
+    BEYOND_NOISE = "beyond_noise"  # the per-case test alone, at its share of the false-alarm budget
     CONFIRMED = "confirmed"  # every confirmation re-run showed it again, beyond noise
     NOT_REPRODUCED = "not_reproduced"  # a re-run did not show it again
     UNTELLABLE = "untellable"  # the re-runs (run or allowed) cannot tell it from noise

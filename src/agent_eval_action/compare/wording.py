@@ -64,6 +64,12 @@ def beyond_noise(p_value: float, alpha: float) -> str:
     return f"beyond noise (p = {p_value:.4f}, false-discovery rate {alpha})"
 
 
+def beyond_share(p_value: float, level: float) -> str:
+    """A nominated metric blamed without re-runs: its p-value is within its case's share of
+    the blame budget."""
+    return f"beyond noise (p = {p_value:.4f}, within this case's share {level:.2g} of the budget)"
+
+
 def below_alone(m: MetricDiff, p_value: float, alpha: float) -> str:
     """A metric the per-case test does not decide alone."""
     return f"{within_noise(m)} (per-case test p = {p_value:.4f}, above its level {alpha:.2g} alone)"
