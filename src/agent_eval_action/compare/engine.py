@@ -454,14 +454,17 @@ def decide_tested(
     metric: MetricDiff, evidence: TestedEvidence, policy: Policy, *, confirm_runs: int | None
 ) -> None:
     """The per-case test's verdict on a metric that moved by enough to count (a flip, or
-    min-delta), before any re-run (compare/confirm.py settles what re-runs show). It decides
-    alone only at the level its share of the false-alarm budget allows: with re-runs off,
-    `case_alone_alpha` (Benjamini-Hochberg); with them on, the case's share of the blame
-    budget (`evidence.blame_level`), as when the confirm limit leaves it without re-runs.
-    Then a worse metric is a regression and a better one an improvement (the same bar both
-    ways: swapping the sides swaps the verdicts). A worse one nominated at `case_alpha`
-    without reaching it is, with re-runs on, left to them (`pending`: within noise until
-    they show it again); everything else stays within noise."""
+    min-delta), before any re-run. It blames only where its share of the false-alarm budget
+    allows (statistics_policy.py):
+
+    - re-runs off: a worse metric significant at `case_alone_alpha` (Benjamini-Hochberg) is
+      a regression, a better one an improvement (the same bar both ways: swapping the sides
+      swaps the verdicts); the rest is within noise;
+    - re-runs on: a worse metric significant at `case_alpha` is only nominated (`pending`:
+      within noise until they show it again); the streak rules decide it, with its re-runs
+      or, when the confirm limit leaves it none, with its own runs (compare/confirm.py). A
+      better metric is improved when its p-value is within its case's share of the blame
+      budget (`evidence.blame_level`); a gain fails no gate."""
     delta = metric.delta or 0.0
     flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
     fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
@@ -469,24 +472,25 @@ def decide_tested(
     if not evidence.nominated or not moved:  # not significant, or not by enough to count
         return
     p = metric.p_value or 0.0
+    worse = delta < 0
+    if confirm_runs and worse:
+        metric.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
+        metric.rule, metric.reason = Rule.WITHIN_NOISE, wording.nominated(p, policy.case_alpha)
+        return
     if confirm_runs:
         level = blame_level(evidence.family)
         alone = p <= level
     else:
         level, alone = policy.case_alone_alpha, evidence.significant_alone
-    worse = delta < 0
-    if alone:
-        if worse:
-            metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
-        else:
-            metric.change = Change.FIXED if fix else Change.IMPROVED
+    if not alone:
+        metric.reason = wording.below_alone(metric, p, level)
+    elif worse:
+        metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
+        metric.rule, metric.reason = Rule.BEYOND_NOISE, wording.beyond_noise(p, level)
+    else:
+        metric.change = Change.FIXED if fix else Change.IMPROVED
         why = wording.beyond_share(p, level) if confirm_runs else wording.beyond_noise(p, level)
         metric.rule, metric.reason = Rule.BEYOND_NOISE, why
-    elif worse and confirm_runs:
-        metric.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
-        metric.rule, metric.reason = Rule.WITHIN_NOISE, wording.nominated(p, policy.case_alpha)
-    else:
-        metric.reason = wording.below_alone(metric, p, level)
 
 
 def _strongest(changes: Iterable[Change]) -> Change:

@@ -9,7 +9,7 @@ Three families of tests can fail a gate on a case that did not change:
 - the **case-level blame after re-runs** (streaks): a regression every re-run showed again
   is blamed only when an unchanged case with its record on main would fail that often
   rarely enough (Bonferroni over the cases compared); a case the per-case test nominated
-  and the confirm limit left without re-runs is held to the same per-case bar;
+  and the confirm limit left without re-runs is decided by the same rule on its own runs;
 - the **suite-level test**: one stratified test over the noisy cases per axis, taken in one
   look or, with one run per case and re-runs on, in looks with suite rounds between them.
 
@@ -68,8 +68,8 @@ class StatisticsPolicy:
     # chance of any blame
     case_alone_alpha: float = 0.0025
     # case blame after re-runs: the suite's chance of blaming one unchanged case for a
-    # streak of failures, split over the cases compared (Bonferroni); also the bar of a
-    # nominated case the confirm limit left without re-runs
+    # streak of failures, split over the cases compared (Bonferroni), with its re-runs or,
+    # for a nominated case the confirm limit left without them, with its own runs
     blame_alpha: float = 0.0025
     # suite-level test, one look (several runs per case, re-runs off, or merged shards):
     # family-wise over the axes (max-T)
@@ -119,8 +119,8 @@ class StatisticsPolicy:
                 Share(
                     "case blame after re-runs",
                     self.blame_alpha,
-                    "streaks after re-runs, and nominated cases the confirm limit left "
-                    "without re-runs, each case at its Bonferroni share",
+                    "streaks after re-runs (or, for a nominated case the confirm limit left "
+                    "without them, of its own runs), each case at its Bonferroni share",
                 )
             )
             if num_runs >= self.case_min_runs:

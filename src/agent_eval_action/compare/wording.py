@@ -65,8 +65,8 @@ def beyond_noise(p_value: float, alpha: float) -> str:
 
 
 def beyond_share(p_value: float, level: float) -> str:
-    """A nominated metric blamed without re-runs: its p-value is within its case's share of
-    the blame budget."""
+    """A better metric the per-case test decides with re-runs on: its p-value is within its
+    case's share of the blame budget."""
     return f"beyond noise (p = {p_value:.4f}, within this case's share {level:.2g} of the budget)"
 
 
