@@ -3,6 +3,7 @@
     python bench/gate_trust.py                    # 50,000 trials per shape and scenario (~4 min)
     python bench/gate_trust.py --trials 3000      # the fewest the targets are stated for
     python bench/gate_trust.py --quick            # the same trials, a tenth of the engine checks (~1.5 min)
+    python bench/gate_trust.py --shapes 2,4 --engine-checks 200   # two shapes, 200 engine checks a cell
 
 Suite shapes (SHAPES), each named by its number of noisy cases, their share of the suite,
 the range of their per-run pass probabilities and the runs per side. The other cases are
@@ -14,6 +15,12 @@ worded afresh, so its ROUGE moves inside a right answer (0.8 to 1.0, or 0.75 to 
 the shape lets wording alone fail a right answer) and inside a wrong one (0.3 to 0.75). A
 bad run calls the wrong tool and answers wrongly, or, for the shape's share of bad runs,
 calls the right tools and still answers wrongly.
+
+The trials have no confirmation re-runs (as `--confirm-runs 0`): with 5 runs per side the
+per-case tests decide alone, at the policy's `case_alone_alpha` (compare/statistics_policy.py,
+read here as the engine reads it). The last shape, 6 noisy cases of 20, runs 3,000 trials
+per scenario (its suite test draws shuffles in every trial), and (c) is only reported for
+it: six cases cannot show a broad drop 95% of the time within a 1% false-alarm budget.
 
 Scenarios, with the default policy (`regression`):
   (a) nothing changed                                     target: gate fails <= 1% (upper bound)
@@ -105,6 +112,13 @@ class Shape:
     answer_only: float  # share of bad runs that call the right tools but answer wrongly
     right_rouge: tuple[float, float]  # ROUGE of a right answer, worded afresh each run
     engine_checks: int  # trials per scenario also run through compare()
+    # whether (c)'s target is stated for it: a handful of noisy cases cannot show a broad
+    # 0.2 drop 95% of the time at a 1% false-alarm budget (6 cases at 5 runs a side: about
+    # 30% by a normal approximation), so there it is only reported
+    detects: bool = True
+    # at most this many trials per scenario: with fewer than 30 informative cases every
+    # trial's suite test draws its 10,000 shuffles (3,000 is what the bounds are stated for)
+    most_trials: int | None = None
 
     @property
     def cases(self) -> int:
@@ -140,7 +154,7 @@ SHAPES = [
     Shape(400, 0.20, 0.20, 0.95, 2, 0.5, (0.8, 1.0), 5),
     # a small suite with 5 runs per side and no confirmation re-runs (these trials have none):
     # the per-case tests decide alone
-    Shape(6, 0.30, 0.60, 0.95, 5, 0.0, (0.8, 1.0), 50),
+    Shape(6, 0.30, 0.60, 0.95, 5, 0.0, (0.8, 1.0), 50, detects=False, most_trials=3_000),
 ]
 
 SCENARIOS = [
@@ -455,7 +469,10 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def met(scenario: str, k: int, n: int) -> bool:
+def met(scenario: str, k: int, n: int, shape: Shape) -> bool | None:
+    """Whether the cell meets its target; None where none is stated ((c) on a small suite)."""
+    if scenario == "c" and not shape.detects:
+        return None
     low, high = wilson(k, n)
     return {"a": high <= 0.01, "b": k == n, "c": low >= 0.95, "d": high <= 0.01}[scenario]
 
@@ -480,11 +497,14 @@ def measure(
     for s, shape in enumerate(SHAPES):
         if shapes is not None and s not in shapes:
             continue
+        cell_trials = min(trials, shape.most_trials or trials)
         for c, (scenario, label, target) in enumerate(SCENARIOS):
+            if scenario == "c" and not shape.detects:
+                target = "reported (too few cases)"
             started = time.perf_counter()
             rng = np.random.default_rng([seed, s, c])
             failed, suite, check, first = 0, 0, Check(), True
-            for size in chunks(trials):
+            for size in chunks(cell_trials):
                 sim = draw(shape, scenario, size, rng)
                 fast = fast_verdicts(shape, sim)
                 failed += int(fast.fails.sum())
@@ -493,19 +513,21 @@ def measure(
                     wanted = engine_checks or max(1, round(shape.engine_checks * checks))
                     engine_check(shape, sim, fast, wanted, check)
                     first = False
-            low, high = wilson(failed, trials)
+            low, high = wilson(failed, cell_trials)
             rows.append(
                 {
                     "shape": shape.name,
                     "scenario": label,
                     "failed": failed,
-                    "trials": trials,
-                    "rate": failed / trials,
-                    "suite_rate": suite / trials,
+                    "trials": cell_trials,
+                    "rate": failed / cell_trials,
+                    "suite_rate": suite / cell_trials,
                     "low": low,
                     "high": high,
                     "target": target,
-                    "met": met(scenario, failed, trials) and check.agree == check.trials,
+                    "met": met(scenario, failed, cell_trials, shape)
+                    if check.agree == check.trials
+                    else False,
                     "engine_trials": check.trials,
                     "engine_agree": check.agree,
                     "labelled": check.labelled,
@@ -535,7 +557,7 @@ def table(rows: list[dict]) -> str:
                 f"{percent(row['rate'])} [{percent(row['low'])}, {percent(row['high'])}]",
                 percent(row["suite_rate"]),
                 row["target"],
-                "yes" if row["met"] else "NO",
+                {True: "yes", False: "NO", None: "n/a"}[row["met"]],
                 f"{row['engine_agree']}/{row['engine_trials']} agree; labels {precision}",
             ]
         )
@@ -580,7 +602,7 @@ def main() -> None:
             print(f"  {shape.name}: {shape.detail}")
     print()
     print(table(rows))
-    all_met = all(row["met"] for row in rows)
+    all_met = all(row["met"] is not False for row in rows)
     print(f"\n{time.perf_counter() - started:.0f} s; all targets met: {'yes' if all_met else 'NO'}")
 
 

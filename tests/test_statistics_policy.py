@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 
 import pytest
 from helpers.factory import case, results
@@ -190,3 +191,19 @@ def test_the_docs_open_with_one_diagram_of_a_cases_verdict():
     text = (ROOT / "docs" / "statistics.md").read_text()
     opening = text[: text.index("\n## ")]
     assert opening.count("```mermaid") == 1 and text.count("```mermaid") == 1
+
+
+# ---- bench/gate_trust.py's vectorised gate -------------------------------------------------
+
+
+def test_the_benchs_vectorised_gate_decides_as_the_engine_where_the_per_case_test_runs():
+    """bench/gate_trust.py keeps a numpy copy of the gate, which must change with the engine:
+    on its shapes with enough runs for the per-case test, its verdicts and suite p-values
+    equal compare()'s trial for trial (its trials have no re-runs: the level alone)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gate_trust
+
+    shapes = [i for i, s in enumerate(gate_trust.SHAPES) if s.runs >= DEFAULT.case_min_runs]
+    rows = gate_trust.measure(20, engine_checks=20, shapes=shapes)
+    assert len(rows) == 4 * len(shapes) >= 8
+    assert all(r["engine_agree"] == r["engine_trials"] == 20 for r in rows), rows
