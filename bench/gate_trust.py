@@ -1,8 +1,8 @@
 """Gate-trust simulation: how often does the gate fail when it should, and when it should not?
 
-    python bench/gate_trust.py                    # 50,000 trials per shape and scenario (~4 min)
+    python bench/gate_trust.py                    # 50,000 trials per shape and scenario (~7 min)
     python bench/gate_trust.py --trials 3000      # the fewest the targets are stated for
-    python bench/gate_trust.py --quick            # the same trials, a tenth of the engine checks (~1.5 min)
+    python bench/gate_trust.py --quick            # the same trials, a tenth of the engine checks (~5 min)
     python bench/gate_trust.py --shapes 2,4 --engine-checks 200   # two shapes, 200 engine checks a cell
 
 Suite shapes (SHAPES), each named by its number of noisy cases, their share of the suite,
@@ -42,8 +42,9 @@ more runs per side, the per-case tests). A trial's outcome is computed two ways:
   (the "engine check" column), and its regression labels give the label precision (the
   share of cases labelled regressed that really changed).
 
-The full run takes about 3 minutes of one core (2 CPUs shared with other work: ~4 minutes
-wall): the fast path ~1.5 minutes for 800,000 trials, the 620 engine checks the rest.
+The full run takes about 7 minutes of one core: the fast path ~1.5 minutes for the 800,000
+trials of the first four shapes and ~3.5 for the 12,000 of the 20-case suite (a drawn
+shuffle test each), the 820 engine checks the rest.
 """
 
 from __future__ import annotations
