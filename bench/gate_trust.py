@@ -1,8 +1,9 @@
 """Gate-trust simulation: how often does the gate fail when it should, and when it should not?
 
-    python bench/gate_trust.py                    # 50,000 trials per shape and scenario (~4 min)
+    python bench/gate_trust.py                    # 50,000 trials per shape and scenario (~7 min)
     python bench/gate_trust.py --trials 3000      # the fewest the targets are stated for
-    python bench/gate_trust.py --quick            # the same trials, a tenth of the engine checks (~1.5 min)
+    python bench/gate_trust.py --quick            # the same trials, a tenth of the engine checks (~5 min)
+    python bench/gate_trust.py --shapes 2,4 --engine-checks 200   # two shapes, 200 engine checks a cell
 
 Suite shapes (SHAPES), each named by its number of noisy cases, their share of the suite,
 the range of their per-run pass probabilities and the runs per side. The other cases are
@@ -14,6 +15,12 @@ worded afresh, so its ROUGE moves inside a right answer (0.8 to 1.0, or 0.75 to 
 the shape lets wording alone fail a right answer) and inside a wrong one (0.3 to 0.75). A
 bad run calls the wrong tool and answers wrongly, or, for the shape's share of bad runs,
 calls the right tools and still answers wrongly.
+
+The trials have no confirmation re-runs (as `--confirm-runs 0`): with 5 runs per side the
+per-case tests decide alone, at the policy's `case_alone_alpha` (compare/statistics_policy.py,
+read here as the engine reads it). The last shape, 6 noisy cases of 20, runs 3,000 trials
+per scenario (its suite test draws shuffles in every trial), and (c) is only reported for
+it: six cases cannot show a broad drop 95% of the time within a 1% false-alarm budget.
 
 Scenarios, with the default policy (`regression`):
   (a) nothing changed                                     target: gate fails <= 1% (upper bound)
@@ -35,8 +42,9 @@ more runs per side, the per-case tests). A trial's outcome is computed two ways:
   (the "engine check" column), and its regression labels give the label precision (the
   share of cases labelled regressed that really changed).
 
-The full run takes about 3 minutes of one core (2 CPUs shared with other work: ~4 minutes
-wall): the fast path ~1.5 minutes for 800,000 trials, the 620 engine checks the rest.
+The full run takes about 7 minutes of one core: the fast path ~1.5 minutes for the 800,000
+trials of the first four shapes and ~3.5 for the 12,000 of the 20-case suite (a drawn
+shuffle test each), the 820 engine checks the rest.
 """
 
 from __future__ import annotations
@@ -59,13 +67,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from tabulate import tabulate
 
 from agent_eval_action.compare import compare, stats
-from agent_eval_action.compare.engine import (
-    CASE_ALPHA,
-    CASE_MIN_RUNS,
-    DEFAULT_MIN_DELTA,
-    SUITE_ALPHA,
-)
 from agent_eval_action.compare.model import REGRESSIONS
+from agent_eval_action.compare.statistics_policy import DEFAULT as POLICY
 from agent_eval_action.core import Purpose
 from agent_eval_action.results import (
     Actual,
@@ -89,7 +92,7 @@ from agent_eval_action.results import (
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 TRAJECTORY, RESPONSE = "tool_trajectory_avg_score", "response_match_score"
 THRESHOLDS = np.array([1.0, 0.8])  # trajectory, response
-MIN_DELTAS = np.array([DEFAULT_MIN_DELTA["trajectory"], DEFAULT_MIN_DELTA["response"]])
+MIN_DELTAS = np.array([POLICY.min_delta["trajectory"], POLICY.min_delta["response"]])
 WRONG_ROUGE = (0.3, 0.75)
 SHIFT = 0.2
 TRIALS = 50_000  # per shape and scenario: enough that a rate 0.2 points inside its target
@@ -110,6 +113,13 @@ class Shape:
     answer_only: float  # share of bad runs that call the right tools but answer wrongly
     right_rouge: tuple[float, float]  # ROUGE of a right answer, worded afresh each run
     engine_checks: int  # trials per scenario also run through compare()
+    # whether (c)'s target is stated for it: a handful of noisy cases cannot show a broad
+    # 0.2 drop 95% of the time at a 1% false-alarm budget (6 cases at 5 runs a side: about
+    # 30% by a normal approximation), so there it is only reported
+    detects: bool = True
+    # at most this many trials per scenario: with fewer than 30 informative cases every
+    # trial's suite test draws its 10,000 shuffles (3,000 is what the bounds are stated for)
+    most_trials: int | None = None
 
     @property
     def cases(self) -> int:
@@ -143,6 +153,9 @@ SHAPES = [
     Shape(80, 0.80, 0.50, 1.00, 5, 1.0, (0.8, 1.0), 50),
     # a large suite with 2 runs per side
     Shape(400, 0.20, 0.20, 0.95, 2, 0.5, (0.8, 1.0), 5),
+    # a small suite with 5 runs per side and no confirmation re-runs (these trials have none):
+    # the per-case tests decide alone
+    Shape(6, 0.30, 0.60, 0.95, 5, 0.0, (0.8, 1.0), 50, detects=False, most_trials=3_000),
 ]
 
 SCENARIOS = [
@@ -218,7 +231,7 @@ def fast_verdicts(shape: Shape, sim: Draw) -> Fast:
     base, cur = sim.base.scores(), sim.cur.scores()  # (trials, noisy, metrics, runs)
     # Deterministic cases: every run alike on each side, so a pass -> fail is a new failure.
     fails = np.any(sim.base.deterministic & ~sim.cur.deterministic, axis=1)
-    if shape.runs >= CASE_MIN_RUNS:
+    if shape.runs >= POLICY.case_min_runs:
         fails |= _per_case_regressions(base, cur)
     # Every noisy case is noisy on both metrics (its wording varies run to run).
     passes = np.concatenate([base, cur], axis=3) >= THRESHOLDS[None, None, :, None]
@@ -235,7 +248,7 @@ def fast_verdicts(shape: Shape, sim: Draw) -> Fast:
     # in the engine's order (one case after another).
     delta = cur.sum(axis=3) / shape.runs - base.sum(axis=3) / shape.runs  # (trials, noisy, axes)
     mean = np.cumsum(delta, axis=1)[:, -1] / shape.noisy
-    suite = np.any((suite_p <= SUITE_ALPHA) & (mean < 0), axis=1)
+    suite = np.any((suite_p <= POLICY.suite_alpha) & (mean < 0), axis=1)
     return Fast(fails | suite, suite, suite_p)
 
 
@@ -268,8 +281,8 @@ def _worse_p(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 
 def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     """Per trial: does a noisy metric's own permutation test, after Benjamini-Hochberg over
-    the trial's tested metrics, find it worse (the engine's _compare_metric and
-    _decide_tested_cases)?"""
+    the trial's tested metrics at the level that blames alone (these trials have no re-runs:
+    confirm-runs 0), find it worse (the engine's _compare_metric and decide_tested)?"""
     trials = base.shape[0]
     runs = base.shape[3]
     base_score, cur_score = base.sum(axis=3) / runs, cur.sum(axis=3) / runs
@@ -301,7 +314,7 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     count = np.isfinite(p).sum(axis=1)
     ordered = np.sort(p, axis=1)
     rank = np.arange(1, p.shape[1] + 1)
-    passing = ordered <= CASE_ALPHA * rank / np.maximum(count, 1)[:, None]
+    passing = ordered <= POLICY.case_alone_alpha * rank / np.maximum(count, 1)[:, None]
     cutoff = np.where(passing.any(axis=1), p.shape[1] - np.argmax(passing[:, ::-1], axis=1), 0)
     limit = np.where(cutoff > 0, ordered[np.arange(trials), np.maximum(cutoff - 1, 0)], -1.0)
     rejected = np.isfinite(p) & (p <= limit[:, None])
@@ -457,7 +470,10 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def met(scenario: str, k: int, n: int) -> bool:
+def met(scenario: str, k: int, n: int, shape: Shape) -> bool | None:
+    """Whether the cell meets its target; None where none is stated ((c) on a small suite)."""
+    if scenario == "c" and not shape.detects:
+        return None
     low, high = wilson(k, n)
     return {"a": high <= 0.01, "b": k == n, "c": low >= 0.95, "d": high <= 0.01}[scenario]
 
@@ -467,37 +483,52 @@ def chunks(trials: int) -> Iterator[int]:
         yield min(CHUNK, trials - start)
 
 
-def measure(trials: int, checks: float = 1.0, seed: int = 7) -> list[dict]:
+def measure(
+    trials: int,
+    checks: float = 1.0,
+    seed: int = 7,
+    engine_checks: int | None = None,
+    shapes: list[int] | None = None,
+) -> list[dict]:
     """One row per shape and scenario: gate failures out of `trials`, its interval, whether
-    the target is met, and the engine check on `checks` x each shape's engine_checks trials."""
+    the target is met, and the engine check on `checks` x each shape's engine_checks trials
+    (or `engine_checks` trials per cell, when given); `shapes`: the indexes of SHAPES to
+    measure (a shape's trials do not depend on the others')."""
     rows = []
     for s, shape in enumerate(SHAPES):
+        if shapes is not None and s not in shapes:
+            continue
+        cell_trials = min(trials, shape.most_trials or trials)
         for c, (scenario, label, target) in enumerate(SCENARIOS):
+            if scenario == "c" and not shape.detects:
+                target = "reported (too few cases)"
             started = time.perf_counter()
             rng = np.random.default_rng([seed, s, c])
             failed, suite, check, first = 0, 0, Check(), True
-            for size in chunks(trials):
+            for size in chunks(cell_trials):
                 sim = draw(shape, scenario, size, rng)
                 fast = fast_verdicts(shape, sim)
                 failed += int(fast.fails.sum())
                 suite += int(fast.suite.sum())
                 if first:
-                    wanted = max(1, round(shape.engine_checks * checks))
+                    wanted = engine_checks or max(1, round(shape.engine_checks * checks))
                     engine_check(shape, sim, fast, wanted, check)
                     first = False
-            low, high = wilson(failed, trials)
+            low, high = wilson(failed, cell_trials)
             rows.append(
                 {
                     "shape": shape.name,
                     "scenario": label,
                     "failed": failed,
-                    "trials": trials,
-                    "rate": failed / trials,
-                    "suite_rate": suite / trials,
+                    "trials": cell_trials,
+                    "rate": failed / cell_trials,
+                    "suite_rate": suite / cell_trials,
                     "low": low,
                     "high": high,
                     "target": target,
-                    "met": met(scenario, failed, trials) and check.agree == check.trials,
+                    "met": met(scenario, failed, cell_trials, shape)
+                    if check.agree == check.trials
+                    else False,
                     "engine_trials": check.trials,
                     "engine_agree": check.agree,
                     "labelled": check.labelled,
@@ -527,7 +558,7 @@ def table(rows: list[dict]) -> str:
                 f"{percent(row['rate'])} [{percent(row['low'])}, {percent(row['high'])}]",
                 percent(row["suite_rate"]),
                 row["target"],
-                "yes" if row["met"] else "NO",
+                {True: "yes", False: "NO", None: "n/a"}[row["met"]],
                 f"{row['engine_agree']}/{row['engine_trials']} agree; labels {precision}",
             ]
         )
@@ -550,23 +581,29 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=TRIALS, help="per shape and scenario")
     parser.add_argument("--quick", action="store_true", help="a tenth of the engine checks")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--engine-checks", type=int, help="trials per cell also run through compare()"
+    )
+    parser.add_argument("--shapes", help="comma-separated indexes of the shapes to measure")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args()
     trials, checks = args.trials, (0.1 if args.quick else 1.0)
     started = time.perf_counter()
-    rows = measure(trials, checks, args.seed)
+    shapes = None if args.shapes is None else [int(s) for s in args.shapes.split(",")]
+    rows = measure(trials, checks, args.seed, args.engine_checks, shapes)
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     print(
         f"{trials:,} trials per shape and scenario, seed {args.seed}, policy `regression`, "
-        f"suite alpha {SUITE_ALPHA}"
+        f"suite alpha {POLICY.suite_alpha}, per-case test alone {POLICY.case_alone_alpha}"
     )
-    for shape in SHAPES:
-        print(f"  {shape.name}: {shape.detail}")
+    for s, shape in enumerate(SHAPES):
+        if shapes is None or s in shapes:
+            print(f"  {shape.name}: {shape.detail}")
     print()
     print(table(rows))
-    all_met = all(row["met"] for row in rows)
+    all_met = all(row["met"] is not False for row in rows)
     print(f"\n{time.perf_counter() - started:.0f} s; all targets met: {'yes' if all_met else 'NO'}")
 
 

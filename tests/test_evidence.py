@@ -10,8 +10,9 @@ from helpers.factory import case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import to_confirm
-from agent_eval_action.compare.evidence import BLAME_ALPHA, blame_level, unchanged_p
+from agent_eval_action.compare.evidence import blame_level, unchanged_p
 from agent_eval_action.compare.record import MainRecord
+from agent_eval_action.compare.statistics_policy import DEFAULT as STATISTICS
 from agent_eval_action.results import CaseResult, Results
 
 TRAJ = "tool_trajectory_avg_score"
@@ -57,7 +58,7 @@ def test_the_streak_bound_is_the_worst_case_over_failure_rates():
     assert unchanged_p(1, 6, 4, 4) > unchanged_p(0, 6, 4, 4) > unchanged_p(0, 6, 6, 6)
     # one run on main (no history) can never make a streak of 4 unlikely enough
     assert unchanged_p(0, 1, 4, 4) > 0.05
-    assert blame_level(10) == BLAME_ALPHA / 10
+    assert blame_level(10) == STATISTICS.blame_alpha / 10
 
 
 def test_a_streak_main_never_showed_blames_a_case_in_a_small_suite():

@@ -320,13 +320,15 @@ def test_roots_meter_takes_each_stages_spending_off_the_jobs_budget(tmp_path):
 def test_one_run_per_case_may_add_suite_rounds_within_the_confirm_limit(write):
     # with one run per case a broad drop runs every case again, up to SUITE_ROUNDS times
     # (pipeline/confirm.rounds): the budget must cover them, not the re-runs alone
-    from agent_eval_action.compare.engine import SUITE_ROUNDS
+    from agent_eval_action.compare.statistics_policy import DEFAULT as STATISTICS
     from agent_eval_action.pipeline.key_budget import extra_case_runs
+
+    rounds = STATISTICS.suite_rounds
 
     the_plan = planned(write, frm(3), [PARIS, TWO])
     options = RunOptions(confirm_runs=3, baseline_runs=1, judge_max_calls=10**6)
-    assert extra_case_runs(2, options).confirming == 2 * (3 + SUITE_ROUNDS)
-    assert most_calls(the_plan, options) == (6 + 9) + 2 * (3 + SUITE_ROUNDS) * 9
+    assert extra_case_runs(2, options).confirming == 2 * (3 + rounds)
+    assert most_calls(the_plan, options) == (6 + 9) + 2 * (3 + rounds) * 9
     assert extra_case_runs(2, RunOptions(confirm_runs=3, confirm_limit=5)).confirming == 5
     assert extra_case_runs(2, RunOptions(confirm_runs=0)).confirming == 0
 

@@ -18,7 +18,10 @@ import pytest
 from helpers.decision_corpus import compare_all, plain
 from helpers.paths import ROOT
 
-ORACLE = "5db8e4b0b66db6330e628b85bcf4be9b79d89a7d"  # the last commit before MetricDiff.rule
+# the statistics policy's commit: the per-case test stopped blaming at a 5% false-discovery
+# rate (a verdict meant to move; 5db8e4b0b66d, the last commit before MetricDiff.rule, gave
+# the corpus the same Diffs but for that: 22 of its 402 items)
+ORACLE = "3800065a7c47674d2d372f7ffcebeb5dfb5c41a7"
 # what the Diff holds since ORACLE: the rules, the gate's reasons as values and the case facts
 # (whose words, `reasons` and `notes`, it held)
 LEAVE_OUT = (

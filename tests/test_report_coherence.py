@@ -422,13 +422,13 @@ def test_the_detection_line_is_one_plain_sentence():
 
 
 def test_a_blamed_case_whose_runs_disagree_is_shown_as_blamed_only():
-    """Five runs a side: the per-case test blames a case whose answers vary (the Diff calls
+    """Six runs a side: the per-case test blames a case whose answers vary (the Diff calls
     it flaky, and counts it so). The console said "new failure · flaky" and the drill-down
     page tagged it flaky, while the comment listed it with the regressions only."""
-    words = ["p", "q", "r", "s", "t"]
-    answers = [0.9, 0.85, 0.95, 0.9, 0.85]
-    base = [case("wordy", {T: [1.0] * 5, R: answers}, words), case("calm", {T: [1.0] * 5})]
-    now = [case("wordy", {T: [0.0] * 5, R: answers}, words[::-1]), case("calm", {T: [1.0] * 5})]
+    words = ["p", "q", "r", "s", "t", "u"]
+    answers = [0.9, 0.85, 0.95, 0.9, 0.85, 0.9]
+    base = [case("wordy", {T: [1.0] * 6, R: answers}, words), case("calm", {T: [1.0] * 6})]
+    now = [case("wordy", {T: [0.0] * 6, R: answers}, words[::-1]), case("calm", {T: [1.0] * 6})]
     baseline = _dated(results(*base), hours=5, sha="1")
     current = _dated(results(*now), hours=0, sha="2")
     diff = compare(current, baseline)
@@ -438,3 +438,27 @@ def test_a_blamed_case_whose_runs_disagree_is_shown_as_blamed_only():
     assert "flaky" not in diff_console.table(diff, current)
     page = drilldown.page(diff, current, Options())
     assert page.counts["flaky"] == 0 and page.counts["regressed"] == 1
+
+
+def test_a_nominated_case_cleared_by_its_re_run_is_noise_while_the_suite_test_fails():
+    """The issue's reproduction: the per-case test flags a noisy case (six runs a side), a
+    passing re-run clears it, and the suite-level test still fails the gate. The case is
+    likely noise everywhere, never "confirmed"; the gate's reason is the suite test's."""
+    words = ["p", "q"] * 3
+    base = [case(f"noisy{i}", {T: [1.0] * 6}, words) for i in range(6)]
+    now = [case(f"noisy{i}", {T: [0.0] * 5 + [1.0]}, words[::-1]) for i in range(6)]
+    confirmed_by(now[0], [1.0])  # its re-run passes: not reproduced
+    baseline = _dated(results(*base), hours=5, sha="1")
+    current = _dated(results(*now), hours=0, sha="2")
+    current.run_config.confirm_runs = 3
+    diff = compare(current, baseline)
+    cleared = diff.cases[0]
+    assert cleared.metrics[0].rule is Rule.NOT_REPRODUCED and not confirmed(cleared)
+    assert axis_state(cleared, "trajectory") is State.NOISE
+    nominated = diff.cases[1]  # not re-run (yet): within noise, its re-runs to decide
+    assert nominated.metrics[0].rule is Rule.WITHIN_NOISE and nominated.metrics[0].pending
+    assert [w.code for w in diff.verdict.why] == ["suite_drop"]
+    check_all(diff, current)
+    comment = markdown.comment_of(Report.of(diff, current, Options()))
+    lines = [line for line in comment.splitlines() if "noisy0" in line]
+    assert lines and not any("confirmed" in line for line in lines), lines

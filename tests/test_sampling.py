@@ -19,8 +19,9 @@ from helpers.noisy_suite import NOISY_AGENT
 from helpers.paths import ROOT, python_command
 
 from agent_eval_action.compare import compare
-from agent_eval_action.compare.confirm import SAMPLING_SETTLED, originals, to_sample
+from agent_eval_action.compare.confirm import originals, to_sample
 from agent_eval_action.compare.record import MainRecord
+from agent_eval_action.compare.statistics_policy import DEFAULT as STATISTICS
 from agent_eval_action.core import CaseKey, Purpose
 from agent_eval_action.pipeline.confirm import sampling_rounds
 from agent_eval_action.results import SAMPLING_RUN, CaseResult, Results, purpose_fields
@@ -60,7 +61,7 @@ def test_older_baselines_count_and_enough_of_them_leave_nothing_to_sample():
 
 
 def test_a_case_whose_runs_all_did_the_same_thing_is_settled_as_deterministic():
-    runs = SAMPLING_SETTLED
+    runs = STATISTICS.sampling_settled
     steady = results(case("c", {R: [1.0] * runs}, ["same"] * runs))
     assert to_sample(steady, MainRecord(), 10) == []
     varied = results(case("c", {R: [1.0] * runs}, ["same"] * (runs - 1) + ["other"]))
@@ -112,7 +113,7 @@ def test_sampling_rounds_bring_noisy_cases_to_the_target_and_stop_steady_ones():
     added = sampling_rounds(current, known=MainRecord(), runs=5, sample=sample)
     runs = {c.eval_id: c.runs for c in current.cases}
     assert len(runs["noisy"]) == 5  # its own run and four sampling runs
-    assert len(runs["steady"]) == SAMPLING_SETTLED  # alike three times: deterministic
+    assert len(runs["steady"]) == STATISTICS.sampling_settled  # alike three times: deterministic
     # a case whose runs crash gains none; the rounds still end, after runs - 1 of them
     assert len(calls) == 4 and calls[-1] == (4, ["crash", "noisy"])
     assert added == sum(len(names) for _, names in calls)
@@ -178,7 +179,7 @@ def test_run_record_baseline_samples_noisy_cases_and_settles_steady_ones(
         assert [r["run"] for r in case_runs] == list(range(1, len(case_runs) + 1))
     # order4 and order5 answer the same every run: settled after three; order0-2 reword
     # their answer now and then (most seeds show it within five runs)
-    assert len(runs["order4"]) == len(runs["order5"]) == SAMPLING_SETTLED
+    assert len(runs["order4"]) == len(runs["order5"]) == STATISTICS.sampling_settled
     assert max(len(runs[f"order{n}"]) for n in range(3)) == 5
     assert recorded["run_config"]["num_runs"] == 1
 
@@ -226,7 +227,7 @@ def test_the_actions_first_baseline_is_sampled_and_a_later_one_with_history_is_n
     assert done.returncode == 0, done.stdout + done.stderr
     first = json.loads((runner.out_dir / "results.json").read_text())
     runs = {c["eval_id"]: c["runs"] for c in first["cases"]}
-    assert len(runs["order4"]) == SAMPLING_SETTLED  # steady: settled
+    assert len(runs["order4"]) == STATISTICS.sampling_settled  # steady: settled
     assert max(len(runs[f"order{n}"]) for n in range(3)) == 4  # noisy: sampled to 4
     assert all(r["confirms"].startswith(SAMPLING_RUN) for c in runs.values() for r in c[1:])
     assert first["run_config"]["num_runs"] == 1 and first["partial"] is False

@@ -13,18 +13,18 @@ from helpers.factory import case, results
 
 from agent_eval_action.compare import compare
 from agent_eval_action.compare.confirm import suite_round, suite_round_runs
-from agent_eval_action.compare.engine import (
-    SUITE_ALPHA,
-    SUITE_FIRST_ALPHA,
-    SUITE_ROUND_ALPHA,
-    SUITE_ROUND_BELOW,
-    SUITE_ROUND_CONTINUE,
-    SUITE_ROUNDS,
-)
 from agent_eval_action.compare.model import Diff, SuiteTest
 from agent_eval_action.compare.record import MainRecord
+from agent_eval_action.compare.statistics_policy import DEFAULT as STATISTICS
 from agent_eval_action.pipeline.confirm import rounds
 from agent_eval_action.results import SUITE_ROUND, CaseResult, Results, purpose_fields
+
+SUITE_ALPHA = STATISTICS.suite_alpha
+SUITE_FIRST_ALPHA = STATISTICS.suite_first_alpha
+SUITE_ROUND_ALPHA = STATISTICS.suite_round_alpha
+SUITE_ROUND_BELOW = STATISTICS.suite_round_below
+SUITE_ROUND_CONTINUE = STATISTICS.suite_round_continue
+SUITE_ROUNDS = STATISTICS.suite_rounds
 
 R = "response_match_score"
 NOISY = 40

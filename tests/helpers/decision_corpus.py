@@ -80,9 +80,10 @@ def _pair(seed: int) -> tuple[Results, Results | None, dict[str, Any]]:
 
 
 def _beyond_noise() -> tuple[Results, Results | None, dict[str, Any]]:
-    """Five varying runs a side, all passing on main and failing here: the per-case test."""
-    before = case("n", {T: [1.0] * 5}, list("ababa"))
-    after = case("n", {T: [0.0] * 5}, list("babab"))
+    """Six varying runs a side, all passing on main and failing here: the per-case test
+    blames alone (no re-runs; six runs a side reach its level, five cannot)."""
+    before = case("n", {T: [1.0] * 6}, list("ababab"))
+    after = case("n", {T: [0.0] * 6}, list("bababa"))
     return results(after, sha="pr"), results(before, sha="main"), {}
 
 

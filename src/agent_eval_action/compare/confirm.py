@@ -49,10 +49,8 @@ from .evidence import (
 )
 from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy, Rule
 from .record import MainRecord
+from .statistics_policy import DEFAULT as STATISTICS
 from .stats import EPSILON
-
-SUITE_ROUND_RUNS = 1  # runs of each case a suite round adds
-SAMPLING_SETTLED = 3  # runs on main, all alike, that settle a case as deterministic
 
 
 def suite_round_runs(case: CaseResult) -> list[int]:
@@ -129,6 +127,8 @@ def settle(
     confirming = confirming_runs(current)
     if not confirming:
         blamed = _blamed_by_streak(regressed, current, main, family)
+        if confirm_runs and blamed:
+            _blame_streaks(regressed, current, main, family)
         if (
             confirm_runs
             and not blamed
@@ -280,14 +280,15 @@ def to_sample(current: Results, known: MainRecord, runs: int) -> list[tuple[Case
     `known`'s: the older baselines), with why. One run per case cannot tell a noisy case from
     a steady one, and a pull request's suite-level test can only see a broad drop as clearly
     as main's record of each case allows; with the history of several baselines there is
-    nothing to sample. A case whose first `SAMPLING_SETTLED` runs all did the same thing is
-    settled as deterministic; one with no finished run (errored) is not sampled."""
+    nothing to sample. A case whose first `sampling_settled` runs (statistics_policy.py) all
+    did the same thing is settled as deterministic; one with no finished run (errored) is
+    not sampled."""
     record = known.plus(current)
     wanted = []
     for case in current.cases:
         main = record.runs(case.key)
         have = main.runs
-        if not 0 < have < runs or (have >= SAMPLING_SETTLED and main.deterministic):
+        if not 0 < have < runs or (have >= STATISTICS.sampling_settled and main.deterministic):
             continue
         wanted.append((case.key, Purpose("sampling", f"{SAMPLING_RUN}: {have} of {runs} runs")))
     return wanted
@@ -317,6 +318,22 @@ def _can_blame(
             ):
                 return True
     return False
+
+
+def _blame_streaks(
+    regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int
+) -> None:
+    """A metric the per-case test nominated for re-runs (`pending`) whose own runs already
+    failed more often than noise explains (the bar a streak after re-runs must reach): blamed
+    without them, as a re-run could not clear it."""
+    for m in regressed:
+        tally = _tally(m, case, main)
+        if m.pending is None or tally is None:
+            continue
+        p = unchanged_p(*tally)
+        if p <= blame_level(family):
+            m.change, m.pending, m.rule = m.pending, None, Rule.BEYOND_NOISE
+            m.reason = wording.streak(m, (*tally, p))
 
 
 def _blamed_by_streak(

@@ -9,7 +9,9 @@ The rules (docs/statistics.md explains them in plain words):
   to be flaky from main's history.
 - A case whose runs disagree on either side is noisy ("flaky"): a flip or drop
   alone proves nothing. With enough runs on both sides it gets an exact
-  permutation test, with the false-discovery rate held across cases; in any
+  permutation test, Benjamini-Hochberg across cases: with confirmation re-runs it
+  nominates the case for them, without it decides alone at a lower level (the
+  false-alarm budget: statistics_policy.py); in any
   case its runs' pass/fail enter a stratified shuffle test over all noisy cases
   per axis, which catches a broad degradation no single case shows.
 """
@@ -18,13 +20,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats, wording
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
-from .evidence import MainRuns, passes
+from .evidence import MainRuns, blame_level, passes
 from .matching import Matching, by_id, match_cases
 from .model import (
     NOISE_RULES,
@@ -45,24 +48,7 @@ from .model import (
 from .notes import comparability_notes, verdict_notes
 from .policy import decide
 from .record import MainRecord
-
-DEFAULT_MIN_DELTA: dict[Axis, float] = {"trajectory": 0.0, "response": 0.1}
-CASE_ALPHA = 0.05  # false-discovery rate across the per-case tests
-CASE_MIN_RUNS = 5  # runs needed on each side before one noisy case is tested alone
-SUITE_ALPHA = 0.0075  # family-wise over the axes tested (max-T)
-# With one run per case and confirmation on, the suite test is taken in steps: at
-# SUITE_FIRST_ALPHA on the one run; when it falls below SUITE_ROUND_BELOW without being
-# significant, the suite runs once more (a suite round, confirm.py) and the test is taken
-# again with those runs at SUITE_ROUND_ALPHA; while it then stays below SUITE_ROUND_CONTINUE
-# without being significant, another round, SUITE_ROUNDS at most. The looks together stay
-# within SUITE_ALPHA (a union bound); the thresholds were chosen with
-# bench/gate_trust_single.py (docs/statistics.md).
-SUITE_FIRST_ALPHA = 0.0025
-SUITE_ROUND_BELOW = 0.12
-SUITE_ROUND_CONTINUE = 0.02
-SUITE_ROUNDS = 3
-SUITE_ROUND_ALPHA = 0.001
-assert SUITE_FIRST_ALPHA + SUITE_ROUNDS * SUITE_ROUND_ALPHA <= SUITE_ALPHA + 1e-12
+from .statistics_policy import DEFAULT as STATISTICS
 
 # When several metrics of a case changed differently, the case shows the most telling.
 _PRECEDENCE = [
@@ -94,25 +80,21 @@ def compare(
     baseline's it is main's record of each case (how noisy it is, how often it failed:
     compare/evidence.py). `known_flaky`: more cases to treat as noisy on main."""
     config = current.run_config
-    # suite rounds may run: one run per case, confirmation on, the whole suite at hand and an
-    # agent to run it (a shard leaves the suite-level test to its merge; merged shards'
-    # Results have no agent after them: their test is one look at the full alpha)
-    two_step = (
-        config.num_runs == 1
-        and bool(config.confirm_runs)
-        and current.shard is None
-        and not current.merged_shards
-    )
+    sharded = current.shard is not None or bool(current.merged_shards)
+    two_step = STATISTICS.suite_in_looks(config.num_runs, config.confirm_runs, sharded)
+    s = STATISTICS
     policy = Policy(
         fail_on=list(fail_on),
-        min_delta={**DEFAULT_MIN_DELTA, **(min_delta or {})},
-        case_alpha=CASE_ALPHA,
-        case_min_runs=CASE_MIN_RUNS,
-        suite_alpha=SUITE_FIRST_ALPHA if two_step else SUITE_ALPHA,
-        suite_round_alpha=SUITE_ROUND_ALPHA if two_step else 0.0,
-        suite_round_below=SUITE_ROUND_BELOW if two_step else 0.0,
-        suite_round_continue=SUITE_ROUND_CONTINUE if two_step else 0.0,
-        suite_rounds=SUITE_ROUNDS if two_step else 0,
+        min_delta={**s.min_delta, **(min_delta or {})},
+        case_alpha=s.case_nominate_alpha,
+        case_alone_alpha=s.case_alone_alpha,
+        blame_alpha=s.blame_alpha,
+        case_min_runs=s.case_min_runs,
+        suite_alpha=s.suite_first_alpha if two_step else s.suite_alpha,
+        suite_round_alpha=s.suite_round_alpha if two_step else 0.0,
+        suite_round_below=s.suite_round_below if two_step else 0.0,
+        suite_round_continue=s.suite_round_continue if two_step else 0.0,
+        suite_rounds=s.suite_rounds if two_step else 0,
     )
     if baseline is None:
         reason = no_baseline_reason or "no baseline was given"
@@ -275,9 +257,9 @@ def _compare_cases(
             _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
         )
         diffs.append(diff)
-    _decide_tested_cases(diffs, policy)
     family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
     confirm_runs = current.run_config.confirm_runs
+    _decide_tested_cases(diffs, policy, confirm_runs=confirm_runs, family=family)
     for diff, _, cur in pairs:
         rounds = confirm.suite_round_runs(cur)
         if rounds:  # most cases have none: no empty list each
@@ -439,26 +421,76 @@ def _threshold_only(metric: MetricResult) -> Change:
     return Change.UNCHANGED
 
 
-def _decide_tested_cases(diffs: list[CaseDiff], policy: Policy) -> None:
-    """Noisy metrics with enough runs, all of them tested: those significant after
-    Benjamini-Hochberg that also moved by enough to count (a flip, or min-delta) are real."""
+def _decide_tested_cases(
+    diffs: list[CaseDiff], policy: Policy, *, confirm_runs: int | None, family: int
+) -> None:
+    """Noisy metrics with enough runs, all of them tested (a family made only of the metrics
+    that moved would be picked for small p-values), Benjamini-Hochberg over them at the
+    level that nominates and at the level that blames alone; then each one decided
+    (`decide_tested`)."""
     tested = [m for d in diffs for m in d.metrics if m.p_value is not None]
     p_values = [m.p_value for m in tested if m.p_value is not None]
-    significant = stats.benjamini_hochberg(p_values, policy.case_alpha)
-    for metric, real in zip(tested, significant, strict=True):
-        delta = metric.delta or 0.0
-        worse = delta < 0
-        flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
-        fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
-        moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], stats.EPSILON)
-        if not real or not moved:  # significant, but not by enough to count
-            continue
-        if worse:
-            metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
-        else:
-            metric.change = Change.FIXED if fix else Change.IMPROVED
-        metric.rule = Rule.BEYOND_NOISE
-        metric.reason = wording.beyond_noise(metric.p_value or 0.0, policy.case_alpha)
+    nominated = stats.benjamini_hochberg(p_values, policy.case_alpha)
+    alone = stats.benjamini_hochberg(p_values, policy.case_alone_alpha)
+    for metric, nominate, blame in zip(tested, nominated, alone, strict=True):
+        decide_tested(
+            metric,
+            TestedEvidence(nominated=nominate, significant_alone=blame, family=family),
+            policy,
+            confirm_runs=confirm_runs,
+        )
+
+
+class TestedEvidence(NamedTuple):
+    """What the per-case test says of one tested metric: significant at the level that
+    nominates, at the level that blames alone, and the cases compared (a streak's family)."""
+
+    nominated: bool
+    significant_alone: bool
+    family: int
+
+
+def decide_tested(
+    metric: MetricDiff, evidence: TestedEvidence, policy: Policy, *, confirm_runs: int | None
+) -> None:
+    """The per-case test's verdict on a metric that moved by enough to count (a flip, or
+    min-delta), before any re-run. It blames only where its share of the false-alarm budget
+    allows (statistics_policy.py):
+
+    - re-runs off: a worse metric significant at `case_alone_alpha` (Benjamini-Hochberg) is
+      a regression, a better one an improvement (the same bar both ways: swapping the sides
+      swaps the verdicts); the rest is within noise;
+    - re-runs on: a worse metric significant at `case_alpha` is only nominated (`pending`:
+      within noise until they show it again); the streak rules decide it, with its re-runs
+      or, when the confirm limit leaves it none, with its own runs (compare/confirm.py). A
+      better metric is improved when its p-value is within its case's share of the blame
+      budget (`evidence.blame_level`); a gain fails no gate."""
+    delta = metric.delta or 0.0
+    flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
+    fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
+    moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], stats.EPSILON)
+    if not evidence.nominated or not moved:  # not significant, or not by enough to count
+        return
+    p = metric.p_value or 0.0
+    worse = delta < 0
+    if confirm_runs and worse:
+        metric.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
+        metric.rule, metric.reason = Rule.WITHIN_NOISE, wording.nominated(p, policy.case_alpha)
+        return
+    if confirm_runs:
+        level = blame_level(evidence.family)
+        alone = p <= level
+    else:
+        level, alone = policy.case_alone_alpha, evidence.significant_alone
+    if not alone:
+        metric.reason = wording.below_alone(metric, p, level)
+    elif worse:
+        metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
+        metric.rule, metric.reason = Rule.BEYOND_NOISE, wording.beyond_noise(p, level)
+    else:
+        metric.change = Change.FIXED if fix else Change.IMPROVED
+        why = wording.beyond_share(p, level) if confirm_runs else wording.beyond_noise(p, level)
+        metric.rule, metric.reason = Rule.BEYOND_NOISE, why
 
 
 def _strongest(changes: Iterable[Change]) -> Change:
@@ -672,8 +704,8 @@ def _suite_tests(
         Sensitivity(
             axis=axis,
             cases=len(rates[axis]),
-            drop=stats.DETECT_DROP,
-            power=_power(rates[axis], policy)(stats.DETECT_DROP),
+            drop=STATISTICS.detect_drop,
+            power=_power(rates[axis], policy)(STATISTICS.detect_drop),
             smallest=stats.smallest_drop(_power(rates[axis], policy)),
         )
         for axis in axes

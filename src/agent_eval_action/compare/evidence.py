@@ -18,11 +18,8 @@ import numpy as np
 
 from ..core import RunKind
 from ..results import CaseResult, RunRecord
+from .statistics_policy import DEFAULT as STATISTICS
 
-# Chance of a false blame per suite from streaks of failures (Bonferroni over the cases
-# compared); the suite-level test holds its own 0.75% (0.55% over its looks at one run per
-# case), so together they stay within 1%.
-BLAME_ALPHA = 0.0025
 _GRID = np.linspace(0.0, 1.0, 2001)
 # What main's record keeps of a case's runs (`runs[].kind`, core.RunKind): the suite's own
 # runs, paired runs on the merge-base's code (picked for the PR's regression, not for their
@@ -170,8 +167,9 @@ def _binomial(n: int, k: int, q: np.ndarray) -> np.ndarray:
 
 
 def blame_level(family: int) -> float:
-    """The p-value one case's streak must reach in a suite of `family` compared cases."""
-    return BLAME_ALPHA / max(family, 1)
+    """The p-value one case's streak must reach in a suite of `family` compared cases: the
+    policy's `blame_alpha` split over them (statistics_policy.py)."""
+    return STATISTICS.blame_alpha / max(family, 1)
 
 
 def same_runs(case: CaseResult) -> str | None:

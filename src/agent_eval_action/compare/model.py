@@ -56,7 +56,7 @@ class Rule(StrEnum):
     DETERMINISTIC = "deterministic"  # steady runs on both sides: a flip or a move counts
     UNMOVED = "unmoved"  # the runs vary, but nothing moved by enough to count
     WITHIN_NOISE = "within_noise"  # it moved, and varying runs (or main's history) explain it
-    BEYOND_NOISE = "beyond_noise"  # the per-case test with its false-discovery rate
+    BEYOND_NOISE = "beyond_noise"  # the per-case test alone, at its share of the false-alarm budget
     CONFIRMED = "confirmed"  # every confirmation re-run showed it again, beyond noise
     NOT_REPRODUCED = "not_reproduced"  # a re-run did not show it again
     UNTELLABLE = "untellable"  # the re-runs (run or allowed) cannot tell it from noise
@@ -217,7 +217,12 @@ class Sensitivity(Record, kw_only=True):
 class Policy(Record, kw_only=True):
     fail_on: list[str]
     min_delta: dict[Axis, float]
-    case_alpha: float
+    case_alpha: float  # the per-case test's level that nominates for re-runs
+    # the per-case test's level when it blames alone (confirm-runs 0), and the chance of
+    # one false blame after re-runs, split over the cases compared (0.0: Diffs written
+    # before they were recorded)
+    case_alone_alpha: float = 0.0
+    blame_alpha: float = 0.0
     case_min_runs: int
     suite_alpha: float
     # the suite rounds (compare/confirm.py): the first runs when the test on one run per case

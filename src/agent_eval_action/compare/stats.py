@@ -35,6 +35,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .statistics_policy import DEFAULT as STATISTICS
+
 EPSILON = 1e-9
 DRAWS = 10_000
 EXACT_SPLITS = 20_000  # permutations of runs enumerated up to this many
@@ -206,10 +208,6 @@ def _current_sums(
     return np.take_along_axis(group[None], order[..., None], axis=2).sum(axis=(1, 2))
 
 
-DETECT_DROP = 0.2  # the broad drop a report says the suite can detect
-DETECT_POWER = 0.8  # ... and the smallest drop caught this often
-
-
 def drop_power(cases: Sequence[tuple[float, int, int]], drop: float, alpha: float) -> float:
     """About how often the stratified test at `alpha` fails the gate when every case loses
     `drop` of its pass rate (at most all of it). Each case is (pass rate, runs on main, runs
@@ -253,10 +251,11 @@ def looks_power(
 
 
 def smallest_drop(power: Callable[[float], float]) -> float | None:
-    """The smallest drop (in steps of 0.01) that `power(drop)` says is caught DETECT_POWER of
-    the time, or None when not even losing every pass would be caught that often."""
+    """The smallest drop (in steps of 0.01) that `power(drop)` says is caught the policy's
+    `detect_power` of the time, or None when not even losing every pass would be caught that
+    often."""
     for step in range(1, 101):
-        if power(step / 100) >= DETECT_POWER:
+        if power(step / 100) >= STATISTICS.detect_power:
             return step / 100
     return None
 

@@ -64,6 +64,25 @@ def beyond_noise(p_value: float, alpha: float) -> str:
     return f"beyond noise (p = {p_value:.4f}, false-discovery rate {alpha})"
 
 
+def beyond_share(p_value: float, level: float) -> str:
+    """A better metric the per-case test decides with re-runs on: its p-value is within its
+    case's share of the blame budget."""
+    return f"beyond noise (p = {p_value:.4f}, within this case's share {level:.2g} of the budget)"
+
+
+def below_alone(m: MetricDiff, p_value: float, alpha: float) -> str:
+    """A metric the per-case test does not decide alone."""
+    return f"{within_noise(m)} (per-case test p = {p_value:.4f}, above its level {alpha:.2g} alone)"
+
+
+def nominated(p_value: float, alpha: float) -> str:
+    """A worse metric the per-case test nominated for re-runs, which decide."""
+    return (
+        f"within noise until re-runs show it again: the per-case test nominated it "
+        f"(p = {p_value:.4f}, false-discovery rate {alpha})"
+    )
+
+
 def though_varies(m: MetricDiff) -> str:
     """A move first left to main's noise, then shown again by every re-run."""
     return f"{moved(m, m.change)}, though the case varies on main"
@@ -77,6 +96,15 @@ def confirmed_in(m: MetricDiff, runs: int, tally: tuple[int, int, int, int, floa
         return said
     main_failed, main_runs, failed, here, p = tally
     return f"{said}: failed {failed} of {here} runs here, {main_failed} of {main_runs} on main (p = {p:.2g})"
+
+
+def streak(m: MetricDiff, tally: tuple[int, int, int, int, float]) -> str:
+    """A nominated metric whose own runs failed more often than main's record explains."""
+    main_failed, main_runs, failed, here, p = tally
+    return (
+        f"{moved(m, m.change)}, beyond noise: failed {failed} of {here} runs here, "
+        f"{main_failed} of {main_runs} on main (p = {p:.2g})"
+    )
 
 
 def shown_so_far(m: MetricDiff, runs: int) -> str:

@@ -18,9 +18,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ..compare.confirm import SUITE_ROUND_RUNS, suite_round, to_confirm, to_sample
+from ..compare.confirm import suite_round, to_confirm, to_sample
 from ..compare.model import Diff
 from ..compare.record import MainRecord
+from ..compare.statistics_policy import DEFAULT as STATISTICS
 from ..core import RUN_KINDS, CaseKey, Purpose
 from ..errors import InputError
 from ..results import Results, kind_of
@@ -203,16 +204,16 @@ def rounds(
         diff, current = new
         done = round_number
     while wanted := suite_round(diff, current, known()):
-        needed = len(wanted) * SUITE_ROUND_RUNS
+        needed = len(wanted) * STATISTICS.suite_round_runs
         if used + needed > limit:
             warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
             break
         used += needed
         print(
-            f"running {len(wanted)} case(s) {SUITE_ROUND_RUNS} more time(s): {wanted[0][1].text}",
+            f"running {len(wanted)} case(s) {STATISTICS.suite_round_runs} more time(s): {wanted[0][1].text}",
             file=sys.stderr,
         )
-        for _ in range(SUITE_ROUND_RUNS):
+        for _ in range(STATISTICS.suite_round_runs):
             done += 1
             new = confirm(wanted, done)
             if new is None:

@@ -116,10 +116,10 @@ def gate_options(fail_on: str, min_delta: Sequence[tuple[Axis | None, float]]) -
 def gate_policy(options: GateOptions) -> GatePolicy:
     """The policy as Results record it (`run_config.gate`): the policies, and min-delta per
     axis with compare's defaults filled in, so that two records compare as the gates do."""
-    from ..compare.engine import DEFAULT_MIN_DELTA
+    from ..compare.statistics_policy import DEFAULT as STATISTICS
 
     return GatePolicy(
-        fail_on=list(options.fail_on), min_delta={**DEFAULT_MIN_DELTA, **options.deltas()}
+        fail_on=list(options.fail_on), min_delta={**STATISTICS.min_delta, **options.deltas()}
     )
 
 

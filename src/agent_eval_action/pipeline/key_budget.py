@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compare.confirm import SUITE_ROUND_RUNS
-from ..compare.engine import SUITE_ROUNDS
+from ..compare.statistics_policy import DEFAULT as STATISTICS
 from ..core import CaseKey
 from ..metrics.criteria import judge_options
 from ..metrics.judge.metric import JudgedMetric
@@ -97,11 +96,13 @@ def extra_case_runs(
     cases: int, options: RunOptions, *, confirms: bool = True, records: bool = True
 ) -> ExtraRuns:
     """The most case-runs `cases` cases' rounds may add (pipeline/confirm.py): confirmation
-    re-runs, `confirm_runs` a case, then (one run per case) up to SUITE_ROUNDS suite rounds,
+    re-runs, `confirm_runs` a case, then (one run per case) up to the policy's `suite_rounds` suite rounds,
     all within `confirm_limit`; main's sampling, up to `baseline_runs` - 1 rounds. A run
     known not to compare (`confirms` False: no baseline) confirms nothing; one known not to
     record a baseline samples nothing. The job's budget assumes either may happen."""
-    suite_rounds = SUITE_ROUNDS * SUITE_ROUND_RUNS if options.num_runs == 1 else 0
+    suite_rounds = (
+        STATISTICS.suite_rounds * STATISTICS.suite_round_runs if options.num_runs == 1 else 0
+    )
     confirming = 0
     if confirms and options.confirm_runs >= 1:
         confirming = min(options.confirm_limit, cases * (options.confirm_runs + suite_rounds))

@@ -64,7 +64,7 @@ class GateOptions:
 
     fail_on: tuple[str, ...] = ("regression",)  # policies: compare/policy.py
     # (axis or None for both, X) items in the order given, a later one winning; an axis
-    # not named keeps compare's default (compare/engine.py DEFAULT_MIN_DELTA)
+    # not named keeps compare's default (compare/statistics_policy.py min_delta)
     min_delta: tuple[tuple[Axis | None, float], ...] = ()
 
     def deltas(self) -> dict[Axis, float]:

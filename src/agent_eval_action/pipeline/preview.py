@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..compare.engine import SUITE_ROUNDS
+from ..compare.statistics_policy import DEFAULT as STATISTICS
 from ..metrics.judge.caps import MAX_OUTPUT_TOKENS, allowed_judge_models
 from ..metrics.simulation.config import MAX_PROMPT_CHARS
 from ..report.escape import plain
@@ -128,7 +128,7 @@ def _confirmation(p: Preview) -> str:
     if options.confirm_runs < 1:
         return "  confirmation: off (confirm-runs 0)"
     suite = (
-        f", and the whole suite up to {SUITE_ROUNDS} times more while its test hints at a "
+        f", and the whole suite up to {STATISTICS.suite_rounds} times more while its test hints at a "
         "broad drop (suite rounds)"
         if p.num_runs == 1
         else ""
