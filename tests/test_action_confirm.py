@@ -27,7 +27,7 @@ def test_a_regression_is_confirmed_by_its_re_runs(runner: Runner, baseline_resul
     assert [r["confirms"] is not None for r in gold["runs"]] == [False, True, True, True]
     diff = json.loads((runner.out_dir / "diff.json").read_text())
     case = next(c for c in diff["cases"] if c["eval_id"] == "gold_express_refund")
-    assert case["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert case["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     body = runner.fake.comments_on(7)[0]["body"]
     assert "confirmed" in body, body  # the report names the class (the reason is in diff.json)
     metric = next(m for m in case["metrics"] if m["metric"] == "tool_trajectory_avg_score")
@@ -80,7 +80,7 @@ def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
     done = runner.run(env)
     assert done.returncode == 0, done.stdout + done.stderr
     diff = json.loads((runner.out_dir / "diff.json").read_text())
-    assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0, "inconclusive": 0}
     metric = diff["cases"][0]["metrics"][0]
     assert metric["reason"].startswith("not reproduced: 0/1") and diff["cases"][0]["flaky"]
 
@@ -125,7 +125,7 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
         calls = len(gemini.requests)
     assert done.returncode == 1, done.stdout + done.stderr
     diff = json.loads((runner.out_dir / "diff.json").read_text())
-    assert diff["cases"][0]["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert diff["cases"][0]["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     results = json.loads((runner.out_dir / "results.json").read_text())
     assert len(results["cases"][0]["runs"]) == 4  # four runs, one answer between them
     # one judged answer, judged once: its 5 samples (final_response_match_v2's default);

@@ -32,6 +32,7 @@ LEAVE_OUT = (
     "error",
     "expectation_changed",
     "no_longer_scored",
+    "inconclusive",
 )
 DUMP = f"""
 import json, sys
