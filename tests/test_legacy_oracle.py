@@ -32,7 +32,6 @@ LEAVE_OUT = (
     "error",
     "expectation_changed",
     "no_longer_scored",
-    "inconclusive",
 )
 DUMP = f"""
 import json, sys
