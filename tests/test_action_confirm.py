@@ -27,7 +27,7 @@ def test_a_regression_is_confirmed_by_its_re_runs(runner: Runner, baseline_resul
     assert [r["confirms"] is not None for r in gold["runs"]] == [False, True, True, True]
     diff = json.loads((runner.out_dir / "diff.json").read_text())
     case = next(c for c in diff["cases"] if c["eval_id"] == "gold_express_refund")
-    assert case["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert case["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     body = runner.fake.comments_on(7)[0]["body"]
     assert "confirmed" in body, body  # the report names the class (the reason is in diff.json)
     metric = next(m for m in case["metrics"] if m["metric"] == "tool_trajectory_avg_score")
@@ -80,7 +80,7 @@ def test_a_flip_its_re_run_does_not_show_again_passes(runner: Runner, tmp_path):
     done = runner.run(env)
     assert done.returncode == 0, done.stdout + done.stderr
     diff = json.loads((runner.out_dir / "diff.json").read_text())
-    assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert diff["cases"][0]["confirmation"] == {"runs": 1, "reproduced": 0, "inconclusive": 0}
     metric = diff["cases"][0]["metrics"][0]
     assert metric["reason"].startswith("not reproduced: 0/1") and diff["cases"][0]["flaky"]
 
@@ -120,7 +120,7 @@ def test_the_judge_is_asked_once_across_the_confirmation_rounds(runner: Runner, 
     assert done.returncode == 1, done.stdout + done.stderr
     diff = json.loads((runner.out_dir / "diff.json").read_text())
     changed = next(c for c in diff["cases"] if c["eval_id"] == suite.CHANGED)
-    assert changed["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert changed["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     results = json.loads((runner.out_dir / "results.json").read_text())
     runs = {c["eval_id"]: len(c["runs"]) for c in results["cases"]}
     assert runs == {case: 1 for case in suite.CASES} | {suite.CHANGED: 4}  # one answer in 4

@@ -104,7 +104,7 @@ def test_a_tool_no_longer_called_fails(runner: Runner, seed: str):
     # the cases that answer the same way every run: blamed one by one, after 3 re-runs
     for steady in ("order4", "order5"):
         assert cases[steady]["axes"]["trajectory"] == "new_failure"
-        assert cases[steady]["confirmation"] == {"runs": 3, "reproduced": 3}
+        assert cases[steady]["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     # those whose wording varies: too few runs on main to blame one alone, but together
     # they fail the suite-level test on the trajectory axis
     (trajectory,) = [t for t in diff["suite_tests"] if t["axis"] == "trajectory"]
@@ -130,4 +130,4 @@ def test_a_tool_no_longer_called_fails_against_a_sampled_first_baseline(runner: 
     # other tool path for some seeds: failing there already)
     for n in (0, 1, 2, 4, 5):
         assert cases[f"order{n}"]["axes"]["trajectory"] == "new_failure", cases[f"order{n}"]
-        assert cases[f"order{n}"]["confirmation"] == {"runs": 3, "reproduced": 3}
+        assert cases[f"order{n}"]["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}

@@ -116,9 +116,9 @@ def test_each_shard_confirms_its_own_flips_and_the_merge_reproduces_the_verdict(
     assert merged["real"]["runs"] == two["real"]["runs"]
     diff = _by_id(json.loads((runner.out_dir / "diff.json").read_text())["cases"])
     assert diff["real"]["change"] == "new_failure"
-    assert diff["real"]["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert diff["real"]["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
     assert diff["noisy"]["change"] not in ("new_failure", "regressed") and diff["noisy"]["flaky"]
-    assert diff["noisy"]["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert diff["noisy"]["confirmation"] == {"runs": 1, "reproduced": 0, "inconclusive": 0}
     blamed = {c for c, d in diff.items() if d["change"] in ("new_failure", "regressed")}
     assert blamed == {"real"}
     body = runner.fake.comments_on(7)[0]["body"]

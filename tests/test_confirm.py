@@ -47,7 +47,7 @@ def test_a_flip_that_a_re_run_does_not_show_again_is_likely_noise(write):
     assert [run.run for run in case.runs] == [1, 2]
     assert case.runs[0].confirms is None and "tool_trajectory_avg_score" in case.runs[1].confirms
     b = _diff_case("b")
-    assert b["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert b["confirmation"] == {"runs": 1, "reproduced": 0, "inconclusive": 0}
     assert b["flaky"] and b["change"] not in ("regressed", "new_failure")
     reason = next(m["reason"] for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
     assert reason.startswith("not reproduced: 0/1 re-runs")
@@ -61,7 +61,10 @@ def test_a_regression_every_re_run_shows_again_is_confirmed(write):
     case, _ = _case_of("results.json", "b")
     assert [run.run for run in case.runs] == [1, 2, 3, 4]  # the run and 3 re-runs
     b = _diff_case("b")
-    assert b["confirmation"] == {"runs": 3, "reproduced": 3} and b["change"] == "new_failure"
+    assert (
+        b["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
+        and b["change"] == "new_failure"
+    )
     reason = next(m["reason"] for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
     assert reason.endswith("confirmed in 3/3 re-runs")
     a, _ = _case_of("results.json", "a")
@@ -202,3 +205,35 @@ def test_re_runs_started_ahead_on_idle_slots_decide_as_one_a_round(write, capsys
     assert "re-runs:" not in capsys.readouterr().err
     case, _ = _case_of("all.json", "b")
     assert [run.run for run in case.runs] == [1, 2, 3, 4]
+
+
+def test_a_re_run_that_errors_neither_shows_nor_clears_a_regression(write):
+    """A fault in a re-run (a crash, a 429, a timeout) is no evidence: the re-runs that
+    finished decide, and the errored one is counted apart."""
+    _baseline(write)
+    table = {"a": RIGHT, "b": SKIPS_THE_TOOL, "b/0/2": {"error": "429 RESOURCE_EXHAUSTED"}}
+    assert _run(write, table, "--baseline", "base.json") == 1
+    case, _ = _case_of("results.json", "b")
+    assert [run.run for run in case.runs] == [1, 2, 3, 4] and case.runs[1].error
+    b = _diff_case("b")
+    assert b["confirmation"] == {"runs": 3, "reproduced": 2, "inconclusive": 1}
+    assert b["change"] == "new_failure" and not b["flaky"]
+    metric = next(m for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
+    assert metric["rule"] == "confirmed" and metric["reason"].endswith("confirmed in 2/2 re-runs")
+    assert main(["compare", "--baseline", "base.json", "--current", "results.json"]) == 1
+
+
+def test_a_regression_whose_every_re_run_errors_stands(write):
+    """Were an errored re-run "not shown again", one 429 on a re-run, or an agent that fails
+    its re-runs on purpose, would turn any regression into a pass."""
+    _baseline(write)
+    table = {"a": RIGHT, "b": SKIPS_THE_TOOL}
+    table.update({f"b/0/{run}": {"error": "boom"} for run in (2, 3, 4)})
+    assert _run(write, table, "--baseline", "base.json") == 1
+    b = _diff_case("b")
+    assert b["confirmation"] == {"runs": 3, "reproduced": 0, "inconclusive": 3}
+    assert b["change"] == "new_failure" and not b["flaky"]
+    metric = next(m for m in b["metrics"] if m["metric"] == "tool_trajectory_avg_score")
+    assert metric["rule"] == "unconfirmed"
+    assert "not confirmed: 3 re-runs errored or went unscored" in metric["reason"]
+    assert main(["compare", "--baseline", "base.json", "--current", "results.json"]) == 1

@@ -174,7 +174,7 @@ def test_the_shortcut_prompt_is_a_trajectory_regression_with_a_lucky_answer(
     assert list(changed) == [REGRESSED]
     assert changed[REGRESSED]["axes"] == {"trajectory": "new_failure", "response": "unchanged"}
     assert changed[REGRESSED]["pattern"] == "lucky_answer"
-    assert changed[REGRESSED]["confirmation"] == {"runs": 1, "reproduced": 1}
+    assert changed[REGRESSED]["confirmation"] == {"runs": 1, "reproduced": 1, "inconclusive": 0}
 
 
 @pytest.mark.e2e

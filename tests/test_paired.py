@@ -75,7 +75,11 @@ def test_a_real_regression_is_confirmed_with_main_side_runs_recorded(repo: Path)
     assert all(r.confirms.startswith(f"{PAIRED_RUN} {base[:12]}: ") for r in runs)
     assert paired.cases[0].status.value == "passed"  # main's code still calls the tool
     b = _diff_case("b")
-    assert b["change"] == "new_failure" and b["confirmation"] == {"runs": 3, "reproduced": 3}
+    assert b["change"] == "new_failure" and b["confirmation"] == {
+        "runs": 3,
+        "reproduced": 3,
+        "inconclusive": 0,
+    }
     # the worktree is gone, and the files alone give the same verdict
     assert git(repo, "worktree", "list").count("\n") == 0
     again = ["compare", "--baseline", "out/base.json", "--current", "out/results.json"]

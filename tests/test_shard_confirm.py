@@ -190,6 +190,6 @@ def test_cli_shards_confirm_their_own_flips_and_merge_to_the_same_verdict(write,
     assert code == 1  # the real regression, confirmed
     cases = {c["eval_id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
     assert cases["real"]["change"] == "new_failure"
-    assert cases["real"]["confirmation"] == {"runs": 3, "reproduced": 3}
-    assert cases["noisy"]["confirmation"] == {"runs": 1, "reproduced": 0}
+    assert cases["real"]["confirmation"] == {"runs": 3, "reproduced": 3, "inconclusive": 0}
+    assert cases["noisy"]["confirmation"] == {"runs": 1, "reproduced": 0, "inconclusive": 0}
     assert cases["noisy"]["flaky"] and cases["noisy"]["change"] == "unchanged"

@@ -94,7 +94,22 @@ def _renamed() -> tuple[Results, Results | None, dict[str, Any]]:
     return results(after, sha="pr"), results(before, sha="main"), {}
 
 
-CORPUS = [_beyond_noise(), _renamed(), *(_pair(seed) for seed in range(400))]
+def _unconfirmed() -> tuple[Results, Results | None, dict[str, Any]]:
+    """A flip whose every confirmation re-run errored: no evidence either way, so the
+    regression stands, unconfirmed."""
+    before = case("u", {T: [1.0]}, ["a"])
+    after = _rerun_errored(case("u", {T: [0.0, None, None]}, ["b"] * 3, errored_runs=(2, 3)))
+    current = results(after, sha="pr")
+    current.run_config.confirm_runs = 2
+    return current, results(before, sha="main"), {}
+
+
+def _rerun_errored(c: CaseResult) -> CaseResult:
+    why = purpose_fields(Purpose("confirmation", "trajectory x: passed -> failed"))
+    return c.replace(runs=[c.runs[0], *(r.replace(**why) for r in c.runs[1:])])
+
+
+CORPUS = [_beyond_noise(), _renamed(), _unconfirmed(), *(_pair(seed) for seed in range(400))]
 
 
 def compare_all() -> list[Diff]:

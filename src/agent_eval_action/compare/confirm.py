@@ -139,29 +139,43 @@ def settle(
                 _noise(diff, m, Rule.UNTELLABLE, why)
             diff.likely_noise = True
         return
-    counts = {
-        m.metric: sum(_shows_again(m, current.metrics.get(m.metric), i, policy) for i in confirming)
-        for m in regressed
-    }
+    shown = {m.metric: [_shows_again(m, current, i) for i in confirming] for m in regressed}
+    counts = {name: seen.count(True) for name, seen in shown.items()}
+    faults = {name: seen.count(None) for name, seen in shown.items()}
     runs = len(confirming)
-    diff.confirmation = Confirmation(runs=runs, reproduced=max(counts.values()))
+    diff.confirmation = Confirmation(
+        runs=runs, reproduced=max(counts.values()), inconclusive=max(faults.values())
+    )
     for m in regressed:
-        blame = evidence(m, current, main, family) if counts[m.metric] == runs else None
+        decided = runs - faults[m.metric]  # re-runs that either showed it again or did not
+        blame = evidence(m, current, main, family) if counts[m.metric] == decided > 0 else None
         if blame is not None:
             if m.pending is not None:  # one run looked like noise on main; the re-runs say not
                 m.change, m.pending = m.pending, None
                 m.reason = wording.though_varies(m)
-            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed_in(m, runs, blame.tally)
+            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed_in(m, decided, blame.tally)
             continue
         left = (confirm_runs or 0) - runs
-        if counts[m.metric] == runs and left > 0 and _can_blame([m], current, main, family, left):
-            # every re-run so far showed it again, and the ones left may still blame it:
-            # undecided until they ran (to_confirm asks for them); the rule stays
-            m.reason = wording.shown_so_far(m, runs)
+        if (
+            counts[m.metric] == decided
+            and left > 0
+            and _can_blame([m], current, main, family, left)
+        ):
+            # every re-run so far that finished showed it again, and the ones left may still
+            # blame it: undecided until they ran (to_confirm asks for them); the rule stays
+            m.reason = wording.shown_so_far(m, counts[m.metric], faults[m.metric])
             continue
-        if counts[m.metric] < runs:
-            why = wording.not_reproduced(m, counts[m.metric], runs)
+        if counts[m.metric] < decided:
+            why = wording.not_reproduced(m, counts[m.metric], decided)
             _noise(diff, m, Rule.NOT_REPRODUCED, why)
+        elif faults[m.metric] and _can_blame([m], current, main, family, faults[m.metric]):
+            # a fault is no evidence either way: a re-run that crashed, timed out or could
+            # not be scored, where one that showed it again could have blamed it, never turns
+            # the regression into noise
+            if m.pending is not None:
+                m.change, m.pending = m.pending, None
+            m.rule = Rule.UNCONFIRMED
+            m.reason = wording.unconfirmed(m, counts[m.metric], faults[m.metric])
         else:
             why = wording.untellable(m, _noise_record(m, main), shown=runs)
             _noise(diff, m, Rule.UNTELLABLE, why)
@@ -232,10 +246,13 @@ def _to_confirm(m: MetricDiff) -> bool:
     return m.change in REGRESSIONS or m.pending in REGRESSIONS
 
 
-def _shows_again(m: MetricDiff, metric: MetricResult | None, run: int, policy: Policy) -> bool:
+def _shows_again(m: MetricDiff, case: CaseResult, run: int) -> bool | None:
+    """Whether re-run `run` (an index into the case's runs) showed the regression of `m`
+    again; None when it cannot say: the re-run errored, or the metric has no score in it."""
+    metric = case.metrics.get(m.metric)
     score = metric.runs[run] if metric is not None and run < len(metric.runs) else None
-    if score is None or m.threshold is None:
-        return False
+    if case.runs[run].error is not None or score is None or m.threshold is None:
+        return None
     if Change.NEW_FAILURE in (m.change, m.pending):
         return score < m.threshold
     # a drop that crossed no threshold stands only if it comes back the same: a re-run
@@ -263,7 +280,9 @@ def to_confirm(
         main = known.runs(key)
         if done is None and main.known_deterministic and _own_runs(cases[key]).known_deterministic:
             continue
-        if done is not None and (done.reproduced < done.runs or done.runs >= runs):
+        if done is not None and (
+            done.reproduced < done.runs - done.inconclusive or done.runs >= runs
+        ):
             continue
         if not _can_blame(regressed, cases[key], main, family, runs - (done.runs if done else 0)):
             continue

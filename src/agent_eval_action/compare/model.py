@@ -60,6 +60,9 @@ class Rule(StrEnum):
     CONFIRMED = "confirmed"  # every confirmation re-run showed it again, beyond noise
     NOT_REPRODUCED = "not_reproduced"  # a re-run did not show it again
     UNTELLABLE = "untellable"  # the re-runs (run or allowed) cannot tell it from noise
+    # a confirmation re-run errored or went unscored, the others showed it again, and no more
+    # may run: not confirmed, never cleared by a fault; the regression stands
+    UNCONFIRMED = "unconfirmed"
 
 
 # The rules that leave a flip or drop to noise: the case is likely noise, and flaky.
@@ -113,6 +116,8 @@ class Confirmation(Record, kw_only=True):
 
     runs: int
     reproduced: int
+    # re-runs that errored or could not be scored: they neither showed it again nor cleared it
+    inconclusive: int = 0
 
 
 class CaseRef(Record, kw_only=True):

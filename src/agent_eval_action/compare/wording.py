@@ -107,8 +107,21 @@ def streak(m: MetricDiff, tally: tuple[int, int, int, int, float]) -> str:
     )
 
 
-def shown_so_far(m: MetricDiff, runs: int) -> str:
-    return f"{m.reason}; shown again in {runs}/{runs} re-runs so far"
+def shown_so_far(m: MetricDiff, shown: int, faults: int = 0) -> str:
+    said = f"{m.reason}; shown again in {shown}/{shown} re-runs so far"
+    return said + (f" ({_faults(faults)})" if faults else "")
+
+
+def unconfirmed(m: MetricDiff, shown: int, faults: int) -> str:
+    """A regression whose re-runs could not finish deciding: it stands."""
+    return (
+        f"{m.reason}; not confirmed: {_faults(faults)}, {shown} showed it again; "
+        "a fault never clears a regression"
+    )
+
+
+def _faults(count: int) -> str:
+    return f"{count} re-run{'s' if count != 1 else ''} errored or went unscored"
 
 
 def noise_record(failed: int, runs: int) -> str:
