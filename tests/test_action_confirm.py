@@ -183,7 +183,7 @@ def test_re_runs_started_ahead_decide_as_one_a_round(runner: Runner, tmp_path):
         recorded.append(_recorded(runner.out_dir / "results.json"))
         diff = json.loads((runner.out_dir / "diff.json").read_text())
         case = next(c for c in diff["cases"] if c["eval_id"] == "b")
-        assert case["confirmation"] == {"runs": 2, "reproduced": 1}
+        assert case["confirmation"] == {"runs": 2, "reproduced": 1, "inconclusive": 0}
         said.append(done.stdout + done.stderr)
     one, ahead = recorded
     assert one == ahead
