@@ -51,3 +51,33 @@ def test_each_round_takes_its_own_run_and_what_none_took_is_discarded(capsys):
     assert recorded == [[(A, 2, "stage2")], [(A, 3, "stage2")]]
     assert "re-runs: 2 used of 3 made" in capsys.readouterr().err
     assert rounds.ahead.waiting == {}
+
+
+def test_re_runs_started_ahead_count_against_the_confirm_limit(monkeypatch):
+    """Two cases regress; one's first re-run clears it, the other's three re-runs were
+    started at once; then the suite-level test asks for a suite round. The stages start at
+    most `confirm_limit` extra case-runs, the discarded ones counted (a hostile review saw
+    8 of a limit of 6 when only the runs taken counted)."""
+    from agent_eval_action.pipeline import confirm as pipeline_confirm
+
+    a, b = CaseKey("s", "a"), CaseKey("s", "b")
+    confirming = Purpose("confirmation", "x")
+    script = iter([[(a, confirming), (b, confirming)], [(b, confirming)], [(b, confirming)], []])
+    monkeypatch.setattr(pipeline_confirm, "to_confirm", lambda *_: next(script))
+    suite = iter([[(a, Purpose("suite_round", "y")), (b, Purpose("suite_round", "y"))], []])
+    monkeypatch.setattr(pipeline_confirm, "suite_round", lambda *_: next(suite))
+    started: list[int] = []
+
+    def run(need, run, ahead):
+        made = {RunKey(*key, run + n): f"stage{run}" for n in range(ahead + 1) for key, _ in need}
+        started.append(len(made))
+        return made
+
+    limit = 6
+    rounds = Rounds(Stages(run, lambda *_: object(), lambda _: False), Limits(1, 8, 3, limit, 1))
+    warnings = rounds.confirm(
+        object(), object(), known=lambda: object(), compare=lambda _: object()
+    )
+    assert sum(started) <= limit, started
+    assert started == [6]  # round 1: both cases and their later re-runs; nothing more fits
+    assert any("suite" in w for w in warnings), warnings  # the suite round did not fit: said

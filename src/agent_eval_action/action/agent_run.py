@@ -230,6 +230,9 @@ def run_evals(
     records: list[Path] = []  # serve-users' records: how each simulated conversation ended
     relayed = False  # a serve-users ran: each scenario case-run must be in a record
     overran: dict[str, str] = {}  # the stages stopped at their deadline, and why
+    # why a round's agent stage left nothing to take (it died, was killed, overran, planted a
+    # link): the rounds then stop, and no verdict is given on what they had not decided
+    round_failed: list[str] = []
 
     def agent_stage(
         argv: list[str],
@@ -345,10 +348,18 @@ def run_evals(
         produced = user.scratch / f"traces-{round_number}.jsonl"
         argv = [*agent, "--traces", str(produced), "--confirm", "-"]
         runs = len(need) * (later + 1)
-        if agent_stage(argv, f"round-{round_number}", runs, plan) != EXIT_PASS:
+        name = f"round-{round_number}"
+        stage_code = agent_stage(argv, name, runs, plan)
+        if stage_code != EXIT_PASS:
+            if not children.cancelled:
+                round_failed.append(
+                    overran.get(name) or f"round {round_number}: " + stage_failure(stage_code)
+                )
             return None
         copy = private / produced.name
-        if _take_traces(user, produced.name, copy) is not None:
+        taken = _take_traces(user, produced.name, copy)
+        if taken is not None:
+            round_failed.append(f"round {round_number}: {taken}")
             return None
         staged = Staged(copy, plan, text, later)
         return {RunKey(*key, run + n): staged for n in range(later + 1) for key, _ in need}
@@ -416,9 +427,13 @@ def run_evals(
                 paired.close()
     elif settings.paired and gate:
         paired_note = SKIPPED.format(why=NO_ROUNDS)
+    if round_failed:  # a pending regression would pass as noise on what was left undecided
+        return RunOutcome(code, results, failure=round_failed[0])
     if not gate and settings.baseline_runs > 1 and code in (EXIT_PASS, EXIT_GATE_FAILED):
         # recording main's baseline: main's sampling (pipeline/confirm.py)
         extra.sample(load_results(str(results)), known_now)
+        if round_failed:  # main's record keeps the runs sampled so far
+            warnings.append(f"main's sampling stopped early: {round_failed[0]}")
     return RunOutcome(
         code=code,
         results_path=results,

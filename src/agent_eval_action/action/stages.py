@@ -97,8 +97,13 @@ def run_suite(
     if outcome.merge_base is not None and baseline is not None:
         baseline.merge_base = load_results(str(outcome.merge_base))
         ctx.notes.append(f"🔀 {paired_summary(baseline.merge_base)}.")
-    if results.partial or ctx.children.cancelled:
+    if ctx.children.cancelled:
         raise Cancelled("the run was cancelled")
+    if results.partial:  # its traces say cancelled, or end short: the stage's word, not ours
+        raise InfrastructureError(
+            "no verdict: an agent stage's traces end short or say it was cancelled, "
+            "though the run was not"
+        )
     return outcome.code, results
 
 

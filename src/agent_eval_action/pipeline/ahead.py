@@ -59,6 +59,16 @@ class Ahead(Generic[Holder]):
         self.used += len(taken)
         return taken, need
 
+    def fresh(self, num_runs: int) -> Callable[[Wanted, int], int]:
+        """How many of a round's wanted runs are still to start (not started ahead), for
+        pipeline/confirm.rounds to hold to `confirm_limit`."""
+
+        def count(wanted: Wanted, round_number: int) -> int:
+            run = num_runs + round_number
+            return sum(RunKey(*key, run) not in self.waiting for key, _ in wanted)
+
+        return count
+
     def extent(self, need: Wanted, round_number: int, *, scenario: bool) -> int:
         """How many later runs of each needed case the round's stage starts beside its own:
         on the slots it leaves idle, no more than later rounds could ask for
@@ -177,6 +187,8 @@ class Rounds(Generic[Holder]):
                 runs=self.limits.confirm_runs,
                 limit=self.limits.confirm_limit,
                 confirm=confirm,
+                made=lambda: self.ahead.made,
+                fresh=self.ahead.fresh(self.limits.num_runs),
             )
         finally:
             self.ahead.finish()

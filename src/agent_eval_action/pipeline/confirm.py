@@ -175,6 +175,8 @@ def rounds(
     runs: int,
     limit: int,
     confirm: Callable[[Wanted, int], tuple[Diff, Results] | None],
+    made: Callable[[], int] | None = None,
+    fresh: Callable[[Wanted, int], int] | None = None,
 ) -> tuple[Diff, list[str]]:
     """Run confirmation rounds until nothing is left to confirm, then suite rounds while the
     suite-level test asks for them (compare/confirm.suite_round); (the last diff, warnings).
@@ -183,12 +185,20 @@ def rounds(
     `known()` is main's record as it stands: the paired runs on the merge-base's code, when
     there are some, grow with each round.
     A shard's diff plans no suite rounds (compare/engine.py): the suite-level test needs the
-    whole suite."""
+    whole suite.
+    `limit` counts every extra case-run started: with re-runs started ahead on idle slots,
+    `made()` says how many were (those no round took too), and `fresh(wanted, round)` how
+    many of a round's runs are still to start (the others were started ahead)."""
     used, warnings, done = 0, [], 0
+
+    def spent() -> int:
+        return max(used, made()) if made is not None else used
+
     for round_number in range(1, runs + 1):
         wanted = to_confirm(diff, current, known(), runs)
-        if used + len(wanted) > limit:
-            kept = wanted[: max(0, limit - used)]
+        starts = fresh(wanted, round_number) if fresh is not None else len(wanted)
+        if spent() + starts > limit:
+            kept = wanted[: max(0, limit - spent() + len(wanted) - starts)]
             warnings.append(LIMIT_REACHED.format(limit=limit, left=len(wanted) - len(kept)))
             wanted = kept
         if not wanted:
@@ -205,7 +215,7 @@ def rounds(
         done = round_number
     while wanted := suite_round(diff, current, known()):
         needed = len(wanted) * STATISTICS.suite_round_runs
-        if used + needed > limit:
+        if spent() + needed > limit:
             warnings.append(SUITE_LIMIT.format(needed=needed, limit=limit))
             break
         used += needed
