@@ -5,6 +5,8 @@ first baseline, recorded with main's sampling).
     python bench/gate_trust_single.py --no-history-trials 600   # docs/statistics.md's table
     python bench/gate_trust_single.py                 # 3,000 trials per cell (about 1.5 hours)
     python bench/gate_trust_single.py --trials 500    # a quick look
+    python bench/gate_trust_single.py --paired --scenarios ac --cases 100 --trials 1000
+                                    # each cell with and without paired runs, the same PRs
 
 Every trial goes through the real engine: `compare()` against the baseline (one run per
 case) with main's older baselines as history, or against a first baseline whose cases ran
@@ -35,6 +37,7 @@ and the cost: extra case-runs per PR, used and made, as a share of the suite.
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -51,6 +54,7 @@ from agent_eval_action.core import Purpose
 from agent_eval_action.github.baseline import HISTORY as DEFAULT_HISTORY
 from agent_eval_action.pipeline.confirm import rounds, runs_ahead, sampling_rounds
 from agent_eval_action.pipeline.options import DEFAULTS
+from agent_eval_action.results import PAIRED_RUN
 
 CONFIRM_RUNS = 3
 CONFIRM_LIMIT = DEFAULTS.run.confirm_limit  # the action's default
@@ -99,9 +103,14 @@ def _side(shape: Shape, probs: np.ndarray, rng, scenario: str, pr: bool) -> list
 
 
 def _results(runs: list[list], confirm_runs: int | None = None):
+    return _results_of(dict(enumerate(runs)), confirm_runs)
+
+
+def _results_of(runs: dict[int, list], confirm_runs: int | None = None):
+    """Results of these cases, by their index (the merge-base's: only the cases it ran)."""
     cases = [
         base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
-        for i, rs in enumerate(runs)
+        for i, rs in sorted(runs.items())
     ]
     return base_sim.results_of(cases, 1, confirm_runs)
 
@@ -136,13 +145,22 @@ class Outcome:
     failed: bool  # did the gate fail
     used: int  # extra case-runs recorded: the rounds' re-runs
     made: int  # extra case-runs started, those started ahead and discarded too
+    on_main: int = 0  # paired runs on main's code
 
 
 def trial(
-    shape: Shape, scenario: str, history: bool, seed: int, concurrency: int = CONCURRENCY
+    shape: Shape,
+    scenario: str,
+    history: bool,
+    seed: int,
+    concurrency: int = CONCURRENCY,
+    paired: bool = False,
 ) -> Outcome:
     """One simulated pull request, its re-runs started ahead on `concurrency` slots as
-    `run` starts them (1: one re-run a round, as the action)."""
+    `run` starts them (1: one re-run a round, as the action). `paired`: each round's cases
+    also run once on main's code (pipeline/paired.py), kept as main's newest history entry
+    as pipeline/session.py keeps merge-base.json; a run there depends on (seed, case, run)
+    alone too, so the PR is the same PR with and without them."""
     rng = np.random.default_rng(seed)
     probs = rng.uniform(shape.low, shape.high, shape.noisy)
     pr_probs = probs - 0.2 if scenario == "c" else probs
@@ -157,6 +175,8 @@ def trial(
     first_noisy = shape.cases - shape.noisy
     ahead: set[tuple[int, int]] = set()  # (case, run) started ahead, not yet taken
     made = used = 0
+    main_runs: dict[int, list] = {}  # case index -> its paired runs on main's code
+    record, known = older, older.plus(baseline)  # main's, with the paired runs so far
 
     def rerun(index: int, run: int, what: Purpose):
         """Run `run` of a case: what it does depends on (seed, case, run) alone."""
@@ -168,10 +188,21 @@ def trial(
         passes = scenario != "d" and draw.random() < pr_probs[index - first_noisy]
         return _run(draw, run, passes, what)
 
+    def on_main(index: int, run: int, what: Purpose):
+        """Run `run` of a case on main's code, paired with the PR's."""
+        why = Purpose("paired", f"{PAIRED_RUN} sim: {what.text}", what.kind)
+        if index < first_noisy:  # main's deterministic case does what its baseline did
+            fails = index % 10 == 0
+            return (0.0 if fails else 1.0, 0.6 if fails else 0.95,
+                    base_sim._record(run, not fails, "bad" if fails else "ok", why))  # fmt: skip
+        draw = np.random.default_rng((seed, index, run, 1))
+        passes = scenario != "d" and draw.random() < probs[index - first_noisy]
+        return _run(draw, run, passes, why)
+
     def confirm(wanted: list, round_number: int):
         """The agent stage for one round: run 1 + round of each wanted case, taken from the
         runs started ahead or started now with the later ones the idle slots allow."""
-        nonlocal made, used
+        nonlocal made, used, record, known
         run = 1 + round_number
         indexes = [int(key.eval_id.removeprefix("case")) for key, _ in wanted]
         if any(what.kind != "confirmation" for _, what in wanted):
@@ -192,13 +223,17 @@ def trial(
                 ahead.update((index, run + k) for k in range(1, later + 1))
         for (_, what), index in zip(wanted, indexes, strict=True):
             pr_runs[index].append(rerun(index, run, what))
+            if paired:
+                main_runs.setdefault(index, []).append(on_main(index, run, what))
         used += len(wanted)
+        if paired:  # the merge-base's Results so far: main's newest history entry
+            merge_base = _results_of(main_runs)
+            record, known = older.plus(merge_base), older.plus(baseline).plus(merge_base)
         current = _results(pr_runs, CONFIRM_RUNS)
-        return compare(current, baseline, history=older), current
+        return compare(current, baseline, history=record), current
 
     current = _results(pr_runs, CONFIRM_RUNS)
     diff = compare(current, baseline, history=older)
-    known = older.plus(baseline)
     diff, _ = rounds(
         diff,
         current,
@@ -207,21 +242,23 @@ def trial(
         limit=CONFIRM_LIMIT,
         confirm=confirm,
     )
-    return Outcome(not diff.verdict.passed, used, made)
+    return Outcome(not diff.verdict.passed, used, made, sum(map(len, main_runs.values())))
 
 
-def _cell(args: tuple[Shape, str, bool, int, bool, int, int]) -> tuple[int, int, int, int]:
+def _cell(args: tuple[Shape, str, bool, int, bool, bool, int, int]) -> tuple[int, ...]:
     """(gate failures, runs used, runs made, trials that differ without run-ahead: in the
-    verdict or the runs used; counted with `check` only, which runs each trial twice)."""
-    shape, scenario, history, concurrency, check, start, count = args
-    failed = used = made = differ = 0
+    verdict or the runs used; counted with `check` only, which runs each trial twice;
+    paired runs on main's code)."""
+    shape, scenario, history, concurrency, check, paired, start, count = args
+    failed = used = made = differ = on_main = 0
     for seed in range(start, start + count):
-        outcome = trial(shape, scenario, history, seed, concurrency)
+        outcome = trial(shape, scenario, history, seed, concurrency, paired)
         failed, used, made = failed + outcome.failed, used + outcome.used, made + outcome.made
+        on_main += outcome.on_main
         if check:
-            one = trial(shape, scenario, history, seed, concurrency=1)
+            one = trial(shape, scenario, history, seed, concurrency=1, paired=paired)
             differ += (one.failed, one.used) != (outcome.failed, outcome.used)
-    return failed, used, made, differ
+    return failed, used, made, differ, on_main
 
 
 def _jobs(scenario: str, trials: int, *head: object) -> list[tuple]:
@@ -257,6 +294,7 @@ def measure(
     shapes: tuple[Shape, ...] = tuple(SHAPES),
     concurrency: int = CONCURRENCY,
     check: bool = False,
+    pairings: tuple[bool, ...] = (False,),
 ) -> list[dict]:
     """Every shape and scenario with and without history; `trials` per cell, or
     `no_history_trials` for the cells without (slower: main's sampling, and most flips
@@ -264,23 +302,28 @@ def measure(
     cell is done (a full run takes hours: a stopped one keeps what it printed); `shapes`
     picks the suite shapes; re-runs start ahead on `concurrency` slots. With `check`, every
     trial runs again with one re-run a round, and a row's "differ" counts the trials whose
-    verdict or runs used changed (0 expected)."""
+    verdict or runs used changed (0 expected). `pairings` (False, True): each cell also with
+    paired runs on main's code, the same PRs."""
     rows = []
     with ProcessPoolExecutor() as pool:
         for shape in shapes:
             for scenario in scenarios:
                 if scenario == "c" and shape.noisy < 60:
                     continue
-                for history in histories:
+                for history, paired in itertools.product(histories, pairings):
                     count = trials if history else (no_history_trials or trials)
-                    jobs = _jobs(scenario, count, shape, scenario, history, concurrency, check)
-                    failed = used = made = differ = 0
-                    for f, u, m, d in pool.map(_cell, jobs):
+                    head = (shape, scenario, history, concurrency, check, paired)
+                    failed = used = made = differ = on_main = 0
+                    for f, u, m, d, o in pool.map(_cell, _jobs(scenario, count, *head)):
                         failed, used, made, differ = failed + f, used + u, made + m, differ + d
+                        on_main += o
                     label = f"{HISTORY} older" if history else f"sampled {BASELINE_RUNS}"
+                    label += ", paired" if paired else ""
                     row = _row(shape, scenario, label, failed, count)
                     share = count * shape.cases
                     rows.append({**row, "used": used / share, "made": made / share})
+                    if paired:
+                        rows[-1]["paired"] = on_main / share
                     if check:
                         rows[-1]["differ"] = differ
                     if each is not None:
@@ -289,8 +332,8 @@ def measure(
 
 
 HEADER = (
-    f"{'shape':<36} {'scen.':<5} {'history':<9} {'gate failed [95% CI]':<24} {'met':<4} "
-    f"{'re-runs used':<13} made (share of the suite)"
+    f"{'shape':<36} {'scen.':<5} {'history':<17} {'gate failed [95% CI]':<24} {'met':<4} "
+    f"{'re-runs used':<13} made (share of the suite) + paired runs on main"
 )
 
 
@@ -299,9 +342,10 @@ def line(r: dict) -> str:
     rate = f"{r['failed']:.2%} [{r['low']:.2%}, {r['high']:.2%}]"
     made = f"{r['made']:.1%}" if "made" in r else "-"
     differ = f"; {r['differ']} differ without run-ahead" if "differ" in r else ""
+    paired = f" + {r['paired']:.1%}" if "paired" in r else ""
     return (
-        f"{r['shape']:<36} ({r['scenario']})   {r['history']:<9} {rate:<24} "
-        f"{'yes' if r['met'] else 'NO':<4} {r['used']:<13.1%} {made}{differ}"
+        f"{r['shape']:<36} ({r['scenario']})   {r['history']:<17} {rate:<24} "
+        f"{'yes' if r['met'] else 'NO':<4} {r['used']:<13.1%} {made}{paired}{differ}"
     )
 
 
@@ -316,7 +360,9 @@ def main() -> None:
         "--no-history-trials", type=int, help="trials per cell without history (default: --trials)"
     )
     parser.add_argument(
-        "--paired", action="store_true", help="also (a) and (c) with paired runs, no history"
+        "--paired",
+        action="store_true",
+        help="every cell also with paired runs on main's code (the same PRs)",
     )
     parser.add_argument(
         "--history",
@@ -363,6 +409,7 @@ def main() -> None:
         shapes=shapes,
         concurrency=args.concurrency,
         check=args.check_ahead,
+        pairings=(False, True) if args.paired else (False,),
     )
     print(f"all targets met: {'yes' if all(r['met'] for r in rows) else 'NO'}")
     if args.check_ahead:
@@ -370,112 +417,7 @@ def main() -> None:
         print(
             f"without run-ahead: {differ} of {checked} trials differ in verdict or runs used",
         )
-    if args.paired:
-        print("\npaired runs on the merge-base, no history (a target: <= 1%; c: >= 90%):")
-        print(paired_table(measure_paired(args.trials)))
 
 
 if __name__ == "__main__":
     main()
-
-
-# Paired runs on the merge-base (pipeline/paired.py, `paired: true`), with no history and a
-# baseline of one run per case (main's sampling off, `baseline-runs: 1`): each
-# confirmation round (and suite round) also runs its cases once on main's code, kept as one
-# more history entry whose runs count as main's (compare/evidence.PAIRED_RUN).
-PAIRED_SCENARIOS = ["a", "c"]
-
-
-def paired_trial(shape: Shape, scenario: str, seed: int) -> tuple[bool, int, int]:
-    """(did the gate fail, the PR's extra case-runs, main's paired runs) for one simulated
-    pull request with no history on main and paired runs on the merge-base."""
-    from agent_eval_action.compare.evidence import PAIRED_RUN
-
-    rng = np.random.default_rng(seed)
-    probs = rng.uniform(shape.low, shape.high, shape.noisy)
-    pr_probs = probs - 0.2 if scenario == "c" else probs
-    baseline = _results(_side(shape, probs, rng, scenario, pr=False))
-    pr_runs = _side(shape, pr_probs, rng, scenario, pr=True)
-    main_side: dict[int, list] = {}  # case index -> its paired runs on main's code
-    first_noisy = shape.cases - shape.noisy
-    main_record = MainRecord().plus(baseline)
-    known = main_record  # with the paired runs so far
-    extra = paired = 0
-
-    def one_run(index: int, number: int, odds: np.ndarray, what: str, pr: bool):
-        if index < first_noisy:  # a deterministic case: it does what its first run did
-            fails = index % 10 == 0 or (scenario == "b" and pr and index == 1)
-            return (0.0 if fails else 1.0, 0.6 if fails else 0.95,
-                    base_sim._record(number, not fails, "bad" if fails else "ok", what))  # fmt: skip
-        passes = scenario != "d" and rng.random() < odds[index - first_noisy]
-        return _run(rng, number, passes, what)
-
-    def confirm(wanted: list, round_number: int):
-        nonlocal extra, paired, known
-        for key, what in wanted:
-            index = int(key.eval_id.removeprefix("case"))
-            pr_runs[index].append(one_run(index, 1 + round_number, pr_probs, what, True))
-            on_main = one_run(index, 1 + round_number, probs, f"{PAIRED_RUN} sim: {what}", False)
-            main_side.setdefault(index, []).append(on_main)
-        extra += len(wanted)
-        paired += len(wanted)
-        cases = [
-            base_sim._case(i, [r[0] for r in rs], [r[1] for r in rs], [r[2] for r in rs])
-            for i, rs in sorted(main_side.items())
-        ]
-        merge_base = base_sim.results_of(cases, 1)
-        known = main_record.plus(merge_base)
-        current = _results(pr_runs, CONFIRM_RUNS)
-        return compare(current, baseline, history=MainRecord().plus(merge_base)), current
-
-    current = _results(pr_runs, CONFIRM_RUNS)
-    diff, _ = rounds(
-        compare(current, baseline),
-        current,
-        known=lambda: known,
-        runs=CONFIRM_RUNS,
-        limit=CONFIRM_LIMIT,
-        confirm=confirm,
-    )
-    return not diff.verdict.passed, extra, paired
-
-
-def _paired_cell(args: tuple[Shape, str, int, int]) -> tuple[int, int, int]:
-    shape, scenario, start, count = args
-    failed = extra = paired = 0
-    for seed in range(start, start + count):
-        f, e, p = paired_trial(shape, scenario, seed)
-        failed, extra, paired = failed + f, extra + e, paired + p
-    return failed, extra, paired
-
-
-def measure_paired(trials: int) -> list[dict]:
-    """(a) and (c) with paired runs and no history, as `measure` rows."""
-    rows = []
-    with ProcessPoolExecutor() as pool:
-        for shape in SHAPES:
-            for scenario in PAIRED_SCENARIOS:
-                if scenario == "c" and shape.noisy < 60:
-                    continue
-                jobs = _jobs(scenario, trials, shape, scenario)  # the unpaired rows' PRs
-                failed = extra = paired = 0
-                for f, e, p in pool.map(_paired_cell, jobs):
-                    failed, extra, paired = failed + f, extra + e, paired + p
-                row = _row(shape, scenario, "paired", failed, trials)
-                rows.append(
-                    {
-                        **row,
-                        "used": extra / trials / shape.cases,
-                        "paired": paired / trials / shape.cases,
-                    }
-                )
-    return rows
-
-
-def paired_table(rows: list[dict]) -> str:
-    """The paired rows, each with the main-side runs it cost besides the PR's re-runs."""
-    lines = table(rows).splitlines()
-    return "\n".join(
-        [lines[0] + " + paired runs on main"]
-        + [f"{line} + {r['paired']:.1%}" for line, r in zip(lines[1:], rows, strict=True)]
-    )

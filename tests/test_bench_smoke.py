@@ -29,8 +29,10 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
             "ab",
             "--check-ahead",
         ],
+        # the same PRs with paired runs on main's code beside the confirmation rounds
+        ["gate_trust_single.py", "--trials", "3", "--cases", "20", "--scenarios", "b", "--paired"],
     ],
-    ids=["gate_trust", "gate_trust_single"],
+    ids=["gate_trust", "gate_trust_single", "gate_trust_single_paired"],
 )
 def test_gate_trust_bench_runs(args: list[str]) -> None:
     done = subprocess.run(
@@ -43,5 +45,8 @@ def test_gate_trust_bench_runs(args: list[str]) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     assert "(b)" in done.stdout  # a row of the table was printed
+    if "--paired" in args:  # and its paired twin, with main's runs counted
+        assert "10 older, paired" in done.stdout
+        assert "sampled 10, paired" in done.stdout
     if "--check-ahead" in args:  # started ahead or not, each trial decides alike
         assert "without run-ahead: 0 of 12 trials differ" in done.stdout, done.stdout
