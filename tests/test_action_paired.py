@@ -28,6 +28,7 @@ from helpers.table_suite import RIGHT, SKIPS_THE_TOOL, order_case
 from test_paired import commit, git
 
 from agent_eval_action.cli import main
+from agent_eval_action.pipeline import paired as pairing
 from agent_eval_action.results import PAIRED_RUN
 
 pytestmark = pytest.mark.e2e
@@ -109,6 +110,11 @@ def test_paired_runs_on_the_merge_base_clear_a_lucky_baseline(runner: Runner, tm
     runs = paired["cases"][0]["runs"]
     assert runs and all(r["confirms"].startswith(f"{PAIRED_RUN} {base[:12]}") for r in runs)
     assert "paired runs on the merge-base" in done.stdout
+    # deprecated: a warning in the log, kept in the Results' warnings, and it still runs
+    deprecated = pairing.DEPRECATED.format(what="the input paired")
+    assert done.stdout.count(f"::warning::{deprecated}") == 1
+    results = json.loads((runner.out_dir / "results.json").read_text())
+    assert deprecated in results["warnings"]
     body = runner.fake.comments_on(7)[0]["body"]
     said = f"1 re-run case(s) ran {len(runs)} time(s) on the merge-base"  # the sha unlinked
     assert "**Paired runs:**" in body and said in body and "(merge-base.json)" in body

@@ -307,3 +307,26 @@ def test_the_judges_models_and_calls_and_the_pin_held_to_the_list() -> None:
         parse_settings({**base, "INPUT_JUDGE-MODEL": "gemini-9-ultra"})
     pinned = {**base, "INPUT_JUDGE-MODEL": "my-judge", "INPUT_JUDGE-MODELS": "my-judge"}
     assert parse_settings(pinned).judge_model == "my-judge"
+
+
+def test_the_paired_input_is_still_read_and_the_log_warns_it_is_deprecated() -> None:
+    """`paired: true` keeps working for a release (docs/action.md): the setting is parsed
+    as before, and the action's log warns once, before anything else can stop the run."""
+    import subprocess
+    import sys
+
+    from helpers.action_harness import clean_env
+
+    assert parse_settings(env(paired="false")).deprecated == ()
+    got = parse_settings(env(paired="true"))
+    assert got.paired is True
+    (line,) = got.deprecated
+    assert line.startswith("the input paired is deprecated") and "statistics.md" in line
+    argv = [sys.executable, "-m", "agent_eval_action", "action"]
+    done = subprocess.run(  # no event: stops on bad input, after the settings were read
+        argv, env={**clean_env(), **env(paired="true")}, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout.count(f"::warning::{line}") == 1
+    quiet = subprocess.run(argv, env=clean_env(), capture_output=True, text=True)
+    assert "deprecated" not in quiet.stdout

@@ -62,11 +62,17 @@ def _diff_case(eval_id: str) -> dict:
     return next(c for c in diff["cases"] if c["eval_id"] == eval_id)
 
 
-def test_a_real_regression_is_confirmed_with_main_side_runs_recorded(repo: Path):
+def test_a_real_regression_is_confirmed_with_main_side_runs_recorded(repo: Path, capsys):
     base = commit(repo, {"a": RIGHT, "b": RIGHT}, "main")
     assert _run(out="out/base.json") == 0
     commit(repo, {"a": RIGHT, "b": SKIPS_THE_TOOL}, "the PR drops a tool call")
+    capsys.readouterr()
     assert _run("--baseline", "out/base.json", "--paired", base) == 1
+    # deprecated: said once on stderr and kept in the Results' warnings, and it still runs
+    warned = [line for line in capsys.readouterr().err.splitlines() if "deprecated" in line]
+    assert warned == [f"warning: {pairing.DEPRECATED.format(what='run --paired')}"]
+    results = Results.from_json(Path("out/results.json").read_text())
+    assert f"warning: {results.warnings[-1]}" == warned[0]
     paired = Results.from_json(Path("out/merge-base.json").read_text())
     assert paired.source.sha == base
     assert [c.eval_id for c in paired.cases] == ["b"]  # only the re-run case
@@ -105,6 +111,14 @@ def test_a_lucky_baseline_is_not_blamed_when_main_fails_the_same_way(repo: Path,
     again = ["compare", "--baseline", "out/base.json", "--current", "out/results.json"]
     assert main([*again, "--history", "out/merge-base.json"]) == 0
     assert main(again) == 1  # without main's paired runs the files blame it
+    # a merge-base.json written before runs had kinds (read by their words) clears it too:
+    # paired runs are deprecated, but the Results they left keep comparing as before
+    older = json.loads(Path("out/merge-base.json").read_text())
+    for case in older["cases"]:
+        for run in case["runs"]:
+            assert run.pop("kind") == "paired" and run.pop("paired_with") == "confirmation"
+    Path("out/older-merge-base.json").write_text(json.dumps(older))
+    assert main([*again, "--history", "out/older-merge-base.json"]) == 0
 
 
 def test_a_shallow_clone_skips_paired_runs_with_a_note(repo: Path, tmp_path, monkeypatch, capsys):

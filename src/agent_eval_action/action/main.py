@@ -58,6 +58,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
         for secret in keys:
             if secret:
                 outputs.mask(secret)
+        for note in settings.deprecated:
+            outputs.command("warning", note)
         event = load_event(settings.github.event_name, settings.github.event_path)
         mode = select_mode(settings, event)
         gh = (

@@ -449,6 +449,14 @@ class Settings:
     github: GitHubEnv = field(default_factory=GitHubEnv)
 
     @property
+    def deprecated(self) -> tuple[str, ...]:
+        """What the inputs set that goes in the next minor release, one line each: the
+        action's log says it as a warning, and the Results' warnings keep it."""
+        from ..pipeline.paired import DEPRECATED
+
+        return (DEPRECATED.format(what="the input paired"),) if self.paired else ()
+
+    @property
     def gate(self) -> GateOptions:
         return GateOptions(fail_on=self.fail_on, min_delta=self.min_delta)
 

@@ -91,8 +91,9 @@ def run_suite(
     for said in [*notes, *outcome.warnings]:
         outputs.command("warning", said)
         ctx.notes.append(f"⚠️ {said[0].upper()}{said[1:]}.")
-    if outcome.warnings or notes:
-        results.warnings.extend([*outcome.warnings, *notes])
+    deprecated = list(ctx.settings.deprecated)  # the log said it when the settings were read
+    if outcome.warnings or notes or deprecated:
+        results.warnings.extend([*outcome.warnings, *notes, *deprecated])
         results.write(outcome.results_path)
     if outcome.merge_base is not None and baseline is not None:
         baseline.merge_base = load_results(str(outcome.merge_base))

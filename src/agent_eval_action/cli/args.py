@@ -349,7 +349,8 @@ def add_paired(parser: argparse.ArgumentParser) -> None:
         "--paired",
         metavar="REF",
         default=None,
-        help="with --baseline and --agent or --command: run each confirmation round's cases "
+        help="deprecated, goes in the next minor release (a warning says so): "
+        "with --baseline and --agent or --command: run each confirmation round's cases "
         "once more on REF's code (e.g. $(git merge-base HEAD main)), in a git worktree, as "
         "main's record of them; written to merge-base.json beside --out "
         f"(default: {'on' if DEFAULTS.run.paired else 'off'})",

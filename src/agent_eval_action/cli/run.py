@@ -72,6 +72,8 @@ def handle(args: argparse.Namespace) -> int:
     from ..pipeline.progress import Progress, quick_verdict
     from ..pipeline.run_cases import run_cases
 
+    if getattr(args, "paired", None) is not None:
+        print(f"warning: {paired_deprecated()}", file=sys.stderr)
     if args.plan:
         return plan(args)
     job, gate, runner = prepare(args, agent=True)
@@ -81,6 +83,14 @@ def handle(args: argparse.Namespace) -> int:
     with progress:
         case_runs = run_cases(job.plan, runner, on_trace=progress.on_trace, simulator=job.judge)
     return finish(args, job, case_runs, gate, runner=runner)
+
+
+def paired_deprecated() -> str:
+    """`run --paired`'s deprecation (pipeline/paired.py): stderr when the run starts, and
+    the Results' warnings."""
+    from ..pipeline.paired import DEPRECATED
+
+    return DEPRECATED.format(what="run --paired")
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -169,6 +179,8 @@ def finish(
     elif runner is not None and args.baseline is not None:
         scored, baseline, more = _confirmed(args, job, session, pair=paired and job.shard is None)
         notes += more
+    if paired:
+        notes.append(paired_deprecated())
     results = scored.results
     results.warnings.extend(notes)
     if recording:  # main's Results: the policy PRs are gated with, not this run's `never`

@@ -53,6 +53,14 @@ STOPPED = (
     "re-runs on the PR's code went on)"
 )
 _HEX = re.compile(r"[0-9a-f]{7,64}")
+# Paired runs are deprecated (docs/statistics.md, "Paired runs on the merge-base"): measured
+# at the default settings, they caught no more than main's record does without them. They
+# still run, with this said once (stderr or the action's log, and the Results' warnings).
+DEPRECATED = (
+    "{what} is deprecated and goes in the next minor release: at the default settings main's "
+    "history and its sampling of a first baseline catch what paired runs did "
+    "(docs/statistics.md, paired runs)"
+)
 
 
 @dataclass(frozen=True)
