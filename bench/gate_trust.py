@@ -282,7 +282,8 @@ def _worse_p(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     """Per trial: does a noisy metric's own permutation test, after Benjamini-Hochberg over
     the trial's tested metrics at the level that blames alone (these trials have no re-runs:
-    confirm-runs 0), find it worse (the engine's _compare_metric and decide_tested)?"""
+    confirm-runs 0), find it worse (compare/decision.py's decide_metric, with the engine's
+    p-values)?"""
     trials = base.shape[0]
     runs = base.shape[3]
     base_score, cur_score = base.sum(axis=3) / runs, cur.sum(axis=3) / runs
@@ -293,7 +294,7 @@ def _per_case_regressions(base: np.ndarray, cur: np.ndarray) -> np.ndarray:
     rise = (delta > EPSILON) & (delta >= MIN_DELTAS - EPSILON)
     moved = flip | drop | fix | rise
     # every metric whose runs vary on a side is tested, moved or not (the engine's
-    # _compare_metric); only those that moved can be blamed (_decide_tested_cases)
+    # _compare_metric); only those that moved can be blamed (compare/decision.py `_tested`)
     tested = (base.max(axis=3) - base.min(axis=3) > EPSILON) | (
         cur.max(axis=3) - cur.min(axis=3) > EPSILON
     )

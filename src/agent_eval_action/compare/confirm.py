@@ -15,6 +15,8 @@ what they re-ran to confirm), so `compare` reproduces the verdict from the files
   same score, since a re-run worded afresh that scores a little lower is noise), and is otherwise reported as likely noise ("not reproduced: 1/3 re-runs"),
   the case flaky; a broad drop over many such cases is still caught by the suite-level test.
 
+What the re-runs showed is gathered here; `decision.decide_metric` decides from it.
+
 A case known to be deterministic is not re-run: its change is real at once. That takes
 two or more runs on each side that all did the same thing (on main: the baseline's and
 older baselines' runs; here: this run's own). Runs on main alone are not enough: a case
@@ -24,7 +26,8 @@ time in three, and a single run here would then be blamed for noise.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from dataclasses import replace
 
 from ..core import CaseKey, Purpose, RunKind
 from ..results import (
@@ -39,15 +42,15 @@ from ..results import (
     status_for,
 )
 from . import wording
+from .decision import MetricEvidence, Reruns, Streaks, can_blame, decide_metric, record_decision
 from .evidence import (
     NO_RUNS,
     MainRuns,
     blame_level,
     grown,
     same_runs,
-    unchanged_p,
 )
-from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Policy, Rule
+from .model import REGRESSIONS, CaseDiff, Change, Confirmation, Diff, MetricDiff, Rule
 from .record import MainRecord
 from .statistics_policy import DEFAULT as STATISTICS
 from .stats import EPSILON
@@ -108,112 +111,59 @@ def _kept(metric: MetricResult, kept: list[int]) -> MetricResult:
 def settle(
     diff: CaseDiff,
     current: CaseResult,
-    policy: Policy,
     main: MainRuns,
-    *,
-    family: int,
-    confirm_runs: int | None,
+    firsts: Mapping[str, MetricEvidence],
 ) -> None:
-    """Decide a regressed case from its confirmation re-runs: a regressed metric stands if
-    every re-run showed it again and that is more than noise explains (`evidence`), and is
-    otherwise likely noise. A case that was not re-run keeps its regression, unless no
-    number of re-runs within `confirm_runs` could have blamed it (then it is noise: one
-    run proves nothing). `main`: the case's runs on main; `family`: the cases compared
-    (the suite's chance of one false blame is held, not each case's); `confirm_runs`: the
-    re-runs the gate allows (None: not recorded, as in older Results)."""
+    """Decide a regressed case's metrics again with its confirmation re-runs (decision.py):
+    gather what each re-run showed, and what the case's runs here say against `main` (the
+    case's runs on main); `firsts`: each metric's evidence at its first decision, by name."""
     regressed = [m for m in diff.metrics if _to_confirm(m)]
     if not regressed:
         return
     confirming = confirming_runs(current)
-    if not confirming:
-        blamed = _blamed_by_streak(regressed, current, main, family)
-        if confirm_runs and blamed:
-            _blame_streaks(regressed, current, main, family)
-        if (
-            confirm_runs
-            and not blamed
-            and not _can_blame(regressed, current, main, family, confirm_runs)
-        ):
-            for m in regressed:
-                why = wording.untellable(m, _noise_record(m, main), allowed=confirm_runs)
-                _noise(diff, m, Rule.UNTELLABLE, why)
-            diff.likely_noise = True
-        return
     shown = {m.metric: [_shows_again(m, current, i) for i in confirming] for m in regressed}
-    counts = {name: seen.count(True) for name, seen in shown.items()}
-    faults = {name: seen.count(None) for name, seen in shown.items()}
-    runs = len(confirming)
-    diff.confirmation = Confirmation(
-        runs=runs, reproduced=max(counts.values()), inconclusive=max(faults.values())
-    )
-    for m in regressed:
-        decided = runs - faults[m.metric]  # re-runs that either showed it again or did not
-        blame = evidence(m, current, main, family) if counts[m.metric] == decided > 0 else None
-        if blame is not None:
-            if m.pending is not None:  # one run looked like noise on main; the re-runs say not
-                m.change, m.pending = m.pending, None
-                m.reason = wording.though_varies(m)
-            m.rule, m.reason = Rule.CONFIRMED, wording.confirmed_in(m, decided, blame.tally)
-            continue
-        left = (confirm_runs or 0) - runs
-        if (
-            counts[m.metric] == decided
-            and left > 0
-            and _can_blame([m], current, main, family, left)
-        ):
-            # every re-run so far that finished showed it again, and the ones left may still
-            # blame it: undecided until they ran (to_confirm asks for them); the rule stays
-            m.reason = wording.shown_so_far(m, counts[m.metric], faults[m.metric])
-            continue
-        if counts[m.metric] < decided:
-            why = wording.not_reproduced(m, counts[m.metric], decided)
-            _noise(diff, m, Rule.NOT_REPRODUCED, why)
-        elif faults[m.metric] and _can_blame([m], current, main, family, faults[m.metric]):
-            # a fault is no evidence either way: a re-run that crashed, timed out or could
-            # not be scored, where one that showed it again could have blamed it, never turns
-            # the regression into noise
-            if m.pending is not None:
-                m.change, m.pending = m.pending, None
-            m.rule = Rule.UNCONFIRMED
-            m.reason = wording.unconfirmed(m, counts[m.metric], faults[m.metric])
-        else:
-            why = wording.untellable(m, _noise_record(m, main), shown=runs)
-            _noise(diff, m, Rule.UNTELLABLE, why)
-    if any(m.change not in REGRESSIONS for m in regressed):
+    case = _streaks(regressed, current, main)
+    decisions = []
+    for m in regressed:  # all decided before any is recorded: each reads the first decisions
+        seen = shown[m.metric]
+        reruns = Reruns(
+            ran=len(confirming),
+            shown=seen.count(True),
+            faults=seen.count(None),
+            tally=_tally(m, current, main),
+            on_main=main.failures(m.metric),
+            case=case,
+        )
+        evidence = replace(firsts[m.metric], reruns=reruns)
+        decisions.append((m, decide_metric(evidence, STATISTICS)))
+    for m, decided in decisions:
+        if decided.by_reruns:
+            record_decision(m, decided)
+            if decided.rule in (Rule.NOT_REPRODUCED, Rule.UNTELLABLE):
+                # not m.noisy: this metric was picked for having dropped, so its one run
+                # would bias the suite test, which weighs noisy metrics drawn without
+                # looking at their change
+                diff.flaky = True
+    if confirming:
+        diff.confirmation = Confirmation(
+            runs=len(confirming),
+            reproduced=max(seen.count(True) for seen in shown.values()),
+            inconclusive=max(seen.count(None) for seen in shown.values()),
+        )
+        if any(m.change not in REGRESSIONS for m in regressed):
+            diff.likely_noise = True
+    elif any(decided.rule == Rule.UNTELLABLE for _, decided in decisions):
         diff.likely_noise = True
 
 
-def _noise(diff: CaseDiff, m: MetricDiff, rule: Rule, why: str) -> None:
-    """A regression that noise explains (`rule`): unchanged (or still failing), the case flaky."""
-    m.pending = None
-    both_failed = m.baseline_status == Status.FAILED and m.current_status == Status.FAILED
-    m.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
-    m.rule, m.reason = rule, why
-    # not m.noisy: this metric was picked for having dropped, so its one run would bias
-    # the suite test, which weighs noisy metrics drawn without looking at their change
-    diff.flaky = True
-
-
-class Blame(NamedTuple):
-    """Why a regression every re-run showed again is real: the case changed what it does
-    (`tally` None), or it failed here more often than main's record makes likely: (failed
-    on main, runs on main, failed here, runs here, p)."""
-
-    tally: tuple[int, int, int, int, float] | None = None
-
-
-def evidence(m: MetricDiff, current: CaseResult, main: MainRuns, family: int) -> Blame | None:
-    """Why a regression every re-run showed again is real, or None when noise could explain it:
-    - the case did the same thing in every run, on main and here, and here something new;
-    - or it is a new failure that failed here more often than its record on main makes
-      likely, by a margin that holds across the suite (`unchanged_p` at `blame_level`)."""
-    if changed_behaviour(current, main):
-        return Blame()
-    tally = _tally(m, current, main)
-    if tally is None:
-        return None
-    p = unchanged_p(*tally)
-    return None if p > blame_level(family) else Blame((*tally, p))
+def _streaks(regressed: list[MetricDiff], case: CaseResult, main: MainRuns) -> Streaks:
+    """What the case's runs here say against main's of it, for the metrics to confirm."""
+    here = same_runs(case)
+    return Streaks(
+        tallies=tuple(t for m in regressed if (t := _tally(m, case, main)) is not None),
+        changed_behaviour=changed_behaviour(case, main),
+        one_behaviour_unrecorded=here is not None and not main.runs,
+    )
 
 
 def changed_behaviour(current: CaseResult, main: MainRuns) -> bool:
@@ -234,10 +184,6 @@ def _tally(m: MetricDiff, current: CaseResult, main: MainRuns) -> tuple[int, int
     finished = [s for s, run in zip(metric.runs, current.runs, strict=False) if run.error is None]
     scored = [s for s in finished if s is not None]
     return (*main.failures(m.metric), sum(s < metric.threshold for s in scored), len(scored))
-
-
-def _noise_record(m: MetricDiff, main: MainRuns) -> str:
-    return wording.noise_record(*main.failures(m.metric))
 
 
 def _to_confirm(m: MetricDiff) -> bool:
@@ -321,45 +267,8 @@ def _own_runs(case: CaseResult) -> MainRuns:
 def _can_blame(
     regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int, left: int
 ) -> bool:
-    """Whether `left` more re-runs, all showing the regression again, could blame it, and
-    nothing blames it yet: its runs may still all be one new behaviour (`changed_behaviour`,
-    re-run up to the end), or a new failure's streak may still become unlikely enough."""
-    if _blamed_by_streak(regressed, case, main, family):
-        return False
-    if changed_behaviour(case, main) or (same_runs(case) is not None and not main.runs):
-        return True
-    for m in regressed:
-        tally = _tally(m, case, main)
-        if tally is not None:
-            main_failed, main_runs, failed, here = tally
-            if unchanged_p(main_failed, main_runs, failed + left, here + left) <= blame_level(
-                family
-            ):
-                return True
-    return False
-
-
-def _blame_streaks(
-    regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int
-) -> None:
-    """A metric the per-case test nominated for re-runs (`pending`) whose own runs already
-    failed more often than noise explains (the bar a streak after re-runs must reach): blamed
-    without them, as a re-run could not clear it."""
-    for m in regressed:
-        tally = _tally(m, case, main)
-        if m.pending is None or tally is None:
-            continue
-        p = unchanged_p(*tally)
-        if p <= blame_level(family):
-            m.change, m.pending, m.rule = m.pending, None, Rule.BEYOND_NOISE
-            m.reason = wording.streak(m, (*tally, p))
-
-
-def _blamed_by_streak(
-    regressed: list[MetricDiff], case: CaseResult, main: MainRuns, family: int
-) -> bool:
-    tallies = [t for m in regressed if (t := _tally(m, case, main)) is not None]
-    return any(unchanged_p(*t) <= blame_level(family) for t in tallies)
+    """Whether `left` more re-runs could still blame the case (decision.can_blame)."""
+    return can_blame(_streaks(regressed, case, main), left, blame_level(family))
 
 
 def compared(diff: Diff) -> int:

@@ -1,6 +1,8 @@
 """Compare a current Results with its baseline, case by case and metric by metric (pure).
 
-The rules (docs/statistics.md explains them in plain words):
+This module gathers each metric's evidence (scores, how steady the runs were, the per-case
+test's p-values) and records what `decision.decide_metric` decides from it; the rules
+themselves are all there (docs/statistics.md explains them in plain words):
 
 - A case whose runs all behaved the same on each side (same tool calls, same
   answers, same scores) is deterministic: any trajectory drop, a response drop
@@ -20,14 +22,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import NamedTuple
+from dataclasses import replace
 
 from ..core import CaseKey
 from ..results import CaseResult, MetricResult, Results, Status
 from . import confirm, stats, wording
+from .decision import (
+    CaseTest,
+    MetricEvidence,
+    RunSetting,
+    Sides,
+    decide_metric,
+    moves,
+    record_decision,
+)
 from .divergence import behaviour_varies, finished_runs, first_divergence, first_failure
 from .efficiency import efficiency_diff
-from .evidence import MainRuns, blame_level, passes
+from .evidence import MainRuns, passes
 from .matching import Matching, by_id, match_cases
 from .model import (
     NOISE_RULES,
@@ -187,23 +198,15 @@ def _without_baseline(case: CaseResult) -> CaseDiff:
     if change is None:
         change = Change.INCOMPLETE if case.status == Status.NOT_EVALUATED else Change.STILL_FAILING
     diff = _case_shell(case, change)
-    diff.metrics = tuple(
-        _one_sided(name, m, Change.UNCHANGED, rule=Rule.THRESHOLD)
-        for name, m in case.metrics.items()
-    )
+    diff.metrics = tuple(_one_sided(name, m, "no_baseline") for name, m in case.metrics.items())
     diff.divergence = first_failure(case, diff.metrics)
     return diff
 
 
-def _one_sided(
-    name: str,
-    metric: MetricResult,
-    change: Change,
-    *,
-    baseline: bool = False,
-    rule: Rule = Rule.ONE_SIDED,
-) -> MetricDiff:
-    return MetricDiff(
+def _one_sided(name: str, metric: MetricResult, sides: Sides) -> MetricDiff:
+    """A metric scored on one side only (`sides`), decided as such."""
+    baseline = sides == "removed"
+    diff = MetricDiff(
         metric=name,
         axis=metric.axis,
         baseline_score=metric.score if baseline else None,
@@ -216,10 +219,12 @@ def _one_sided(
         current_runs=() if baseline else metric.runs,
         noisy=False,
         p_value=None,
-        change=change,
-        rule=rule,
-        reason="",
+        change=Change.UNCHANGED,
     )
+    if sides in ("new_metric", "no_baseline_score"):
+        return diff  # decided with its baseline's fields (_compare_metric)
+    record_decision(diff, decide_metric(MetricEvidence(sides=sides), STATISTICS))
+    return diff
 
 
 def _compare_cases(
@@ -232,42 +237,51 @@ def _compare_cases(
     extra: dict[int, list[dict[str, bool]]],
 ) -> list[CaseDiff]:
     """Every current case against its baseline self (same key, or renamed: matching.py),
-    then the removed ones; cases the selection left out are not among them (Diff.not_run)."""
+    then the removed ones; cases the selection left out are not among them (Diff.not_run).
+    Each metric is decided from its evidence (decision.py): first as compared, the per-case
+    test's metrics once Benjamini-Hochberg has seen them all, then those left to re-runs
+    with them (confirm.settle)."""
     before = by_id(baseline.cases)
+    found = [
+        (case, before.get(case.eval_set_id, {}).get(case.eval_id) or matching.renamed.get(case.key))
+        for case in current.cases
+    ]
+    family = confirm.family_size(current, sum(base is not None for _, base in found))
+    confirm_runs = current.run_config.confirm_runs
+    setting = {
+        axis: RunSetting(min_delta, confirm_runs, family)
+        for axis, min_delta in policy.min_delta.items()
+    }
     diffs, pairs = [], []
-    for case in current.cases:
-        key = case.key
-        base = before.get(case.eval_set_id, {}).get(case.eval_id) or matching.renamed.get(key)
+    for case, base in found:
         if base is not None:
             own = confirm.original(case)  # re-runs never change the scores compared
-            diffs.append(_compare_case(base, own, policy, base.key in known_flaky))
-            if base.key != key:
-                diffs[-1].renamed_from = _case_ref(base)
-                diffs[-1].notes = wording.facts_in_words(diffs[-1])
-            pairs.append((diffs[-1], base, case))
+            diff, kept = _compare_case(base, own, setting, base.key in known_flaky)
+            diffs.append(diff)
+            if base.key != case.key:
+                diff.renamed_from = _case_ref(base)
+                diff.notes = wording.facts_in_words(diff)
+            pairs.append((diff, base, case, kept))
         else:
             diff = _case_shell(case, Change.ADDED)
-            diff.metrics = tuple(_one_sided(n, m, Change.ADDED) for n, m in case.metrics.items())
+            diff.metrics = tuple(_one_sided(n, m, "added") for n, m in case.metrics.items())
             diff.divergence = first_failure(case, diff.metrics)
             diffs.append(diff)
     for case in matching.removed:
         diff = _case_shell(case, Change.REMOVED, baseline=case)
         diff.current_status = None
-        diff.metrics = tuple(
-            _one_sided(n, m, Change.REMOVED, baseline=True) for n, m in case.metrics.items()
-        )
+        diff.metrics = tuple(_one_sided(n, m, "removed") for n, m in case.metrics.items())
         diffs.append(diff)
-    family = confirm.family_size(current, len(pairs))  # a shard's: its whole suite's
-    confirm_runs = current.run_config.confirm_runs
-    _decide_tested_cases(diffs, policy, confirm_runs=confirm_runs, family=family)
-    for diff, _, cur in pairs:
+    _decide_tested(pairs, policy)
+    for diff, _, cur, _ in pairs:
         rounds = confirm.suite_round_runs(cur)
         if rounds:  # most cases have none: no empty list each
             extra[id(diff)] = passes(cur, rounds)
-    for diff, base, cur in pairs:
-        record = main.runs(base.key)
-        confirm.settle(diff, cur, policy, record, family=family, confirm_runs=confirm_runs)
-    for diff, base, cur in pairs:
+    for diff, base, cur, kept in pairs:
+        if kept:
+            firsts = {m.metric: e for m, e in kept}
+            confirm.settle(diff, cur, main.runs(base.key), firsts)
+    for diff, base, cur, _ in pairs:
         regressed = next((m for m in diff.metrics if m.change in REGRESSIONS), None)
         if regressed is not None:
             diff.divergence = first_divergence(base, cur, regressed)
@@ -278,21 +292,32 @@ def _compare_cases(
     return diffs
 
 
-def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky: bool) -> CaseDiff:
+# a case's metrics whose evidence is kept past their first decision (the per-case test's,
+# and those left to re-runs), with it; most cases have none
+Kept = list[tuple[MetricDiff, MetricEvidence]]
+
+
+def _compare_case(
+    base: CaseResult, cur: CaseResult, setting: Mapping[Axis, RunSetting], known_flaky: bool
+) -> tuple[CaseDiff, Kept]:
     diff = _case_shell(cur, Change.UNCHANGED, base)
     behaviour_noisy = behaviour_varies(base) or behaviour_varies(cur)
     single_run = finished_runs(base) <= 1 and finished_runs(cur) <= 1
-    diff.metrics = tuple(
-        _compare_metric(
+    kept: Kept = []
+    metrics = []
+    for name in dict.fromkeys([*cur.metrics, *base.metrics]):
+        metric, evidence = _compare_metric(
             name,
             base.metrics.get(name),
             cur.metrics.get(name),
-            policy,
+            setting,
             behaviour_noisy=behaviour_noisy,
             known_flaky=known_flaky and single_run,
         )
-        for name in dict.fromkeys([*cur.metrics, *base.metrics])
-    )
+        metrics.append(metric)
+        if evidence is not None and (metric.p_value is not None or _to_rerun(metric)):
+            kept.append((metric, evidence))
+    diff.metrics = tuple(metrics)
     if Status.ERRORED in (base.status, cur.status):
         diff.change = Change.ERRORED
         diff.errored_side = "current" if cur.status == Status.ERRORED else "baseline"
@@ -301,7 +326,12 @@ def _compare_case(base: CaseResult, cur: CaseResult, policy: Policy, known_flaky
     diff.no_longer_scored = tuple(m.metric for m in diff.metrics if m.change == Change.REMOVED)
     diff.notes = wording.facts_in_words(diff)
     diff.flaky = behaviour_noisy or any(m.noisy for m in diff.metrics)
-    return diff
+    return diff, kept
+
+
+def _to_rerun(m: MetricDiff) -> bool:
+    """A regression, or a move nominated for re-runs: they decide it again."""
+    return m.change in REGRESSIONS or m.pending in REGRESSIONS
 
 
 def _same_content(base: CaseResult, cur: CaseResult) -> bool:
@@ -321,22 +351,31 @@ def _compare_metric(
     name: str,
     base: MetricResult | None,
     cur: MetricResult | None,
-    policy: Policy,
+    setting: Mapping[Axis, RunSetting],
     *,
     behaviour_noisy: bool,
     known_flaky: bool,
-) -> MetricDiff:
+) -> tuple[MetricDiff, MetricEvidence | None]:
+    """The metric's diff with its first decision, and its evidence (None for a metric only
+    the baseline scored, which nothing decides again); the per-case test's p-value when it has enough
+    runs, for Benjamini-Hochberg over every metric tested (`_decide_tested`)."""
     if cur is None:
         assert base is not None
-        return _one_sided(name, base, Change.REMOVED, baseline=True)
+        return _one_sided(name, base, "removed"), None
     if base is None or base.score is None:
-        diff = _one_sided(name, cur, Change.UNCHANGED, rule=Rule.THRESHOLD)
+        sides: Sides = "new_metric" if base is None else "no_baseline_score"
+        diff = _one_sided(name, cur, sides)
         if base is not None:
             diff.baseline_status, diff.baseline_runs = base.status, base.runs
-        diff.change = _threshold_only(cur)
-        why = wording.NEW_METRIC if base is None else wording.NO_BASELINE_SCORE
-        diff.reason = wording.threshold(diff, why, cur.error)
-        return diff
+        evidence = MetricEvidence(
+            sides=sides,
+            baseline_status=diff.baseline_status,
+            current_status=cur.status,
+            error=cur.error,
+            run=setting[cur.axis],
+        )
+        record_decision(diff, decide_metric(evidence, STATISTICS))
+        return diff, evidence
     noisy = behaviour_noisy or _scores_vary(base) or _scores_vary(cur)
     diff = MetricDiff(
         metric=name,
@@ -352,145 +391,60 @@ def _compare_metric(
         noisy=noisy,
         p_value=None,
         change=Change.UNCHANGED,
-        rule=Rule.UNMOVED,
-        reason="",
     )
-    if cur.score is None:
-        diff.change, diff.rule = Change.INCOMPLETE, Rule.NOT_COMPUTED
-        diff.reason = wording.not_computed(cur.error)
-        return diff
-    drop, rise = _moved(diff, policy.min_delta[diff.axis])
-    flip = base.status == Status.PASSED and cur.status == Status.FAILED
-    fix = base.status == Status.FAILED and cur.status == Status.PASSED
-    if not noisy and not known_flaky:
-        diff.change, diff.rule = (
-            _deterministic_change(diff, flip, fix, drop, rise),
-            Rule.DETERMINISTIC,
-        )
-        diff.reason = wording.moved(diff, diff.change)
-        return diff
-    both_failed = base.status == cur.status == Status.FAILED
-    if flip or drop or fix or rise:
-        diff.rule = Rule.WITHIN_NOISE
-        diff.reason = wording.within_noise(diff)
-        if known_flaky and not noisy and (flip or drop):
-            # one run against a case that varies on main: only re-runs can tell (confirm.py)
-            diff.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
+    evidence = MetricEvidence(
+        baseline_score=base.score,
+        current_score=cur.score,
+        baseline_status=base.status,
+        current_status=cur.status,
+        error=cur.error,
+        noisy=noisy,
+        known_flaky=known_flaky,
+        run=setting[cur.axis],
+    )
+    first = decide_metric(evidence, STATISTICS)
+    record_decision(diff, first)
+    if first.rule in (Rule.NOT_COMPUTED, Rule.DETERMINISTIC):
+        return diff, evidence
     base_runs = [s for s in base.runs if s is not None]
     cur_runs = [s for s in cur.runs if s is not None]
-    if noisy and min(len(base_runs), len(cur_runs)) >= policy.case_min_runs:
+    if noisy and min(len(base_runs), len(cur_runs)) >= STATISTICS.case_min_runs:
         # every noisy metric with enough runs is tested, moved or not: a family made only of
-        # the metrics that moved would be picked for small p-values (see _decide_tested_cases)
-        worse = flip or drop or (diff.delta or 0.0) <= 0
+        # the metrics that moved would be picked for small p-values (see _decide_tested)
+        delta = diff.delta or 0.0
+        flip = base.status == Status.PASSED and cur.status == Status.FAILED
+        drop = moves(delta, setting[cur.axis].min_delta)[0]
+        worse = flip or drop or delta <= 0
         tail = (base_runs, cur_runs) if worse else (cur_runs, base_runs)
         diff.p_value = stats.runs_worse_p(*tail)
-    diff.change = Change.STILL_FAILING if both_failed else Change.UNCHANGED
-    return diff
+    return diff, evidence
 
 
-def _moved(diff: MetricDiff, min_delta: float) -> tuple[bool, bool]:
-    """Whether the score dropped, or rose, by enough to count on its axis."""
-    delta = diff.delta or 0.0
-    return (
-        delta < -stats.EPSILON and -delta >= min_delta - stats.EPSILON,
-        delta > stats.EPSILON and delta >= min_delta - stats.EPSILON,
-    )
-
-
-def _deterministic_change(
-    diff: MetricDiff, flip: bool, fix: bool, drop: bool, rise: bool
-) -> Change:
-    if flip:
-        return Change.NEW_FAILURE
-    if drop:
-        return Change.REGRESSED
-    if fix:
-        return Change.FIXED
-    if rise:
-        return Change.IMPROVED
-    if diff.baseline_status == diff.current_status == Status.FAILED:
-        return Change.STILL_FAILING
-    return Change.UNCHANGED
-
-
-def _threshold_only(metric: MetricResult) -> Change:
-    if metric.status == Status.FAILED:
-        return Change.NEW_FAILURE
-    if metric.status == Status.NOT_EVALUATED:
-        return Change.INCOMPLETE
-    return Change.UNCHANGED
-
-
-def _decide_tested_cases(
-    diffs: list[CaseDiff], policy: Policy, *, confirm_runs: int | None, family: int
+def _decide_tested(
+    pairs: list[tuple[CaseDiff, CaseResult, CaseResult, Kept]], policy: Policy
 ) -> None:
     """Noisy metrics with enough runs, all of them tested (a family made only of the metrics
     that moved would be picked for small p-values), Benjamini-Hochberg over them at the
-    level that nominates and at the level that blames alone; then each one decided
-    (`decide_tested`)."""
-    tested = [m for d in diffs for m in d.metrics if m.p_value is not None]
-    p_values = [m.p_value for m in tested if m.p_value is not None]
+    level that nominates and at the level that blames alone; then each one decided again
+    with what the test says (decision.py). Past it, a case keeps the evidence of the
+    metrics left to re-runs alone."""
+    tested = [
+        (kept, j, m.p_value)
+        for _, _, _, kept in pairs
+        for j, (m, _) in enumerate(kept)
+        if m.p_value is not None
+    ]
+    p_values = [p for _, _, p in tested]
     nominated = stats.benjamini_hochberg(p_values, policy.case_alpha)
     alone = stats.benjamini_hochberg(p_values, policy.case_alone_alpha)
-    for metric, nominate, blame in zip(tested, nominated, alone, strict=True):
-        decide_tested(
-            metric,
-            TestedEvidence(nominated=nominate, significant_alone=blame, family=family),
-            policy,
-            confirm_runs=confirm_runs,
-        )
-
-
-class TestedEvidence(NamedTuple):
-    """What the per-case test says of one tested metric: significant at the level that
-    nominates, at the level that blames alone, and the cases compared (a streak's family)."""
-
-    nominated: bool
-    significant_alone: bool
-    family: int
-
-
-def decide_tested(
-    metric: MetricDiff, evidence: TestedEvidence, policy: Policy, *, confirm_runs: int | None
-) -> None:
-    """The per-case test's verdict on a metric that moved by enough to count (a flip, or
-    min-delta), before any re-run. It blames only where its share of the false-alarm budget
-    allows (statistics_policy.py):
-
-    - re-runs off: a worse metric significant at `case_alone_alpha` (Benjamini-Hochberg) is
-      a regression, a better one an improvement (the same bar both ways: swapping the sides
-      swaps the verdicts); the rest is within noise;
-    - re-runs on: a worse metric significant at `case_alpha` is only nominated (`pending`:
-      within noise until they show it again); the streak rules decide it, with its re-runs
-      or, when the confirm limit leaves it none, with its own runs (compare/confirm.py). A
-      better metric is improved when its p-value is within its case's share of the blame
-      budget (`evidence.blame_level`); a gain fails no gate."""
-    delta = metric.delta or 0.0
-    flip = metric.baseline_status == Status.PASSED and metric.current_status == Status.FAILED
-    fix = metric.baseline_status == Status.FAILED and metric.current_status == Status.PASSED
-    moved = flip or fix or abs(delta) >= max(policy.min_delta[metric.axis], stats.EPSILON)
-    if not evidence.nominated or not moved:  # not significant, or not by enough to count
-        return
-    p = metric.p_value or 0.0
-    worse = delta < 0
-    if confirm_runs and worse:
-        metric.pending = Change.NEW_FAILURE if flip else Change.REGRESSED
-        metric.rule, metric.reason = Rule.WITHIN_NOISE, wording.nominated(p, policy.case_alpha)
-        return
-    if confirm_runs:
-        level = blame_level(evidence.family)
-        alone = p <= level
-    else:
-        level, alone = policy.case_alone_alpha, evidence.significant_alone
-    if not alone:
-        metric.reason = wording.below_alone(metric, p, level)
-    elif worse:
-        metric.change = Change.NEW_FAILURE if flip else Change.REGRESSED
-        metric.rule, metric.reason = Rule.BEYOND_NOISE, wording.beyond_noise(p, level)
-    else:
-        metric.change = Change.FIXED if fix else Change.IMPROVED
-        why = wording.beyond_share(p, level) if confirm_runs else wording.beyond_noise(p, level)
-        metric.rule, metric.reason = Rule.BEYOND_NOISE, why
+    for (kept, j, p), nominate, blame in zip(tested, nominated, alone, strict=True):
+        metric, evidence = kept[j]
+        evidence = replace(evidence, test=CaseTest(p, nominate, blame))
+        record_decision(metric, decide_metric(evidence, STATISTICS))
+        kept[j] = (metric, evidence)
+    for _, _, _, kept in pairs:
+        if kept:
+            kept[:] = [(m, e) for m, e in kept if _to_rerun(m)]
 
 
 def _strongest(changes: Iterable[Change]) -> Change:

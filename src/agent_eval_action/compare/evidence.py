@@ -19,6 +19,7 @@ import numpy as np
 from ..core import RunKind
 from ..results import CaseResult, RunRecord
 from .statistics_policy import DEFAULT as STATISTICS
+from .statistics_policy import StatisticsPolicy
 
 _GRID = np.linspace(0.0, 1.0, 2001)
 # What main's record keeps of a case's runs (`runs[].kind`, core.RunKind): the suite's own
@@ -166,10 +167,10 @@ def _binomial(n: int, k: int, q: np.ndarray) -> np.ndarray:
     return comb(n, k) * q**k * (1 - q) ** (n - k)
 
 
-def blame_level(family: int) -> float:
+def blame_level(family: int, policy: StatisticsPolicy = STATISTICS) -> float:
     """The p-value one case's streak must reach in a suite of `family` compared cases: the
     policy's `blame_alpha` split over them (statistics_policy.py)."""
-    return STATISTICS.blame_alpha / max(family, 1)
+    return policy.blame_alpha / max(family, 1)
 
 
 def same_runs(case: CaseResult) -> str | None:
