@@ -157,7 +157,7 @@ def trial(
     paired: bool = False,
 ) -> Outcome:
     """One simulated pull request, its re-runs started ahead on `concurrency` slots as
-    `run` starts them (1: one re-run a round, as the action). `paired`: each round's cases
+    `run` and the action start them (1: one re-run a round). `paired`: each round's cases
     also run once on main's code (pipeline/paired.py), kept as main's newest history entry
     as pipeline/session.py keeps merge-base.json; a run there depends on (seed, case, run)
     alone too, so the PR is the same PR with and without them."""
@@ -395,8 +395,8 @@ def main() -> None:
     scenarios = tuple(s for s in SCENARIOS if s in args.scenarios)
     shapes = tuple(s for s in SHAPES if not args.cases or s.cases in args.cases)
     print(
-        f"re-runs start ahead on {args.concurrency} slot(s), as `run` and the pytest route "
-        "start them (the action: one a round, made = used)",
+        f"re-runs start ahead on {args.concurrency} slot(s), as every route starts them "
+        "(`run`, the pytest route, the action)",
         flush=True,
     )
     print(HEADER, flush=True)
