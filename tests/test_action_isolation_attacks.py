@@ -138,10 +138,11 @@ def test_links_the_prs_user_plants_in_its_scratch_folder_are_never_followed(runn
         baseline = _baseline(layout)
         done = layout.run(runner, baseline=str(baseline))
         said = done.stdout + done.stderr
-        # the regression stands (the rounds that read a link stopped), nothing was written
-        # through a link, and the root-only file was never read
-        assert done.returncode == 1, said
-        assert "were refused" in said
+        # the round whose traces are a link gives no verdict (a regression waiting on its
+        # re-runs must not pass as noise), nothing was written through a link, and the
+        # root-only file was never read
+        assert done.returncode == 3, said
+        assert "no verdict: round 1: the agent stage's traces" in said and "were refused" in said
         assert sorted(p.name for p in layout.root_only.iterdir()) == ["secret"]
         assert _pth_files() == before
         tried = [json.loads(p.read_text()) for p in drop.glob("tried-*.json")]
