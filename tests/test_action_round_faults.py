@@ -151,3 +151,36 @@ def test_round_traces_that_end_short_give_no_verdict_said_as_the_stages(runner: 
         said = done.stdout + done.stderr
         assert done.returncode == 3, said
         assert "though the run was not" in said and "SIGTERM" not in said
+
+
+# Rewrites its round's traces file, before its stage writes a line, into one that holds no
+# trace but ends well: the stage exits 0 with its planned re-runs left out.
+LEAVES_OUT_ITS_RUNS = r"""
+import json, os
+argv = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
+traces = argv[argv.index(b"--traces") + 1].decode()
+if b"--confirm" in argv:
+    try:  # once: the stage's first worker does it, the others find it done
+        os.close(os.open(traces + ".taken", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        pass
+    else:
+        with open(traces) as own:
+            header = own.readline().strip()
+        os.rename(traces, traces + ".real")
+        with open(traces, "w") as out:
+            out.write(header + "\n" + json.dumps({"end": {"cancelled": False}}) + "\n")
+"""
+
+
+def test_a_round_that_leaves_out_its_re_runs_never_passes_a_pending_flip(runner: Runner):
+    """Each left-out re-run is errored ("returned no trace"): no evidence either way, so
+    the flip, pending on its re-runs, stands unconfirmed instead of passing as noise."""
+    with github_layout(LEAVES_OUT_ITS_RUNS + REGRESSED, CASES) as layout:
+        flags = ("--record-baseline", "--baseline-runs", "10")
+        baseline = _baseline(layout, VARIES_ON_MAIN, *flags)
+        done = layout.run(runner, baseline=baseline, **{"confirm-runs": "8"})
+        said = done.stdout + done.stderr
+        assert done.returncode == 1, said
+        probe = _probe_diff(layout)
+        assert probe["change"] == "new_failure" and probe["confirmation"]["inconclusive"] > 0

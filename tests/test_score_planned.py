@@ -340,3 +340,18 @@ def test_only_a_confirmation_round_runs_ahead(suite: list[str], capsys) -> None:
     Path("sampling.json").write_text(json.dumps(sampling))
     assert _score("--traces", "t-1.jsonl", "--round", "sampling.json") == 2
     _refused(capsys, "only a confirmation round's non-scenario cases run ahead")
+
+
+def test_a_re_run_its_round_left_out_is_errored_not_missing(suite: list[str]) -> None:
+    """A round's stage that exits 0 with its planned re-run left out of its traces: the run
+    is errored ("returned no trace"), a fault the confirmation counts, never a re-run that
+    did not happen (a regression waiting on it stayed undecided, and passed as noise)."""
+    _suite_traces()
+    _traces("t-1.jsonl", HEADER, END)
+    # no baseline: the gate judges by thresholds, and an errored case does not pass
+    assert _score("--traces", "t-1.jsonl", "--round", "round.json") == 1
+    results = Results.from_json(Path("results.json").read_text())
+    refund = next(c for c in results.cases if c.eval_id == "refund")
+    assert [(run.run, run.kind) for run in refund.runs] == [(1, "suite"), (2, "confirmation")]
+    assert "returned no trace" in (refund.runs[1].error or "")
+    assert not results.partial

@@ -220,8 +220,10 @@ class TracesWriter:
 def read_traces(path: Path, plan: Plan, rounds: Sequence[tuple[Path, Plan]] = ()) -> CaseRuns:
     """The agent stage's traces files: the suite's (`path`, the case-runs of `plan`), then
     each confirmation round's with the round's plan (pipeline/confirm.round_plan), each
-    line checked (InputError naming the file and line). A case-run of the suite without a
-    trace is errored: cancelled, or its stage died, or it returned none."""
+    line checked (InputError naming the file and line). A planned case-run without a
+    trace, the suite's or a round's, is errored: cancelled, or its stage died, or it
+    returned none (a round's stage that left out a re-run would otherwise leave a regression
+    waiting on it undecided, and passed as noise)."""
     return _read([(path, plan), *rounds], plan, complete_first=True)
 
 
@@ -245,9 +247,10 @@ def _read(files: Sequence[tuple[Path, Plan]], plan: Plan, *, complete_first: boo
         ends.append(ended)
     assert first is not None, "at least one traces file"
     traces = list(finished.values())
-    if complete_first:
-        why = CANCELLED if ends[0] else DIED if ends[0] is None else NOT_RETURNED
-        traces = complete(files[0][1], traces, why)
+    if complete_first:  # every planned case-run is accounted for, a round's too
+        for (_, asked), end in zip(files, ends, strict=True):
+            why = CANCELLED if end else DIED if end is None else NOT_RETURNED
+            traces = complete(asked, traces, why)
     runner, target, started, adk = first
     cancelled = any(end is not False for end in ends)
     return CaseRuns(runner, target, started, traces, cancelled, adk_version=adk)
