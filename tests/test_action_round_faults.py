@@ -76,13 +76,22 @@ def test_re_runs_that_error_leave_the_regression_standing(runner: Runner):
         }
 
 
-# Kills its parent, the agent stage, when that stage runs a confirmation round.
-KILLS_ROUND_STAGE = r"""
-import os, signal
+# What a probe knows of its agent stage: its parent's argv, the traces file it writes, and
+# whether it runs a confirmation round (`--confirm`).
+STAGE = r"""
+import json, os, signal
 argv = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
+traces = argv[argv.index(b"--traces") + 1].decode()
+"""
+
+# Kills its parent, the agent stage, when that stage runs a confirmation round.
+KILLS_ROUND_STAGE = (
+    STAGE
+    + r"""
 if b"--confirm" in argv:
     os.kill(os.getppid(), signal.SIGKILL)
 """
+)
 
 
 def test_a_killed_round_stage_gives_no_verdict(runner: Runner):
@@ -124,10 +133,9 @@ def test_a_pending_flip_is_never_passed_by_killing_its_round(runner: Runner, kil
 
 # Rewrites its round's traces file, before its stage writes a line, into one that ends
 # saying the stage was cancelled (`cancelled`), or with no end line at all (`short`).
-ENDS_ROUND = r"""
-import json, os
-argv = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-traces = argv[argv.index(b"--traces") + 1].decode()
+ENDS_ROUND = (
+    STAGE
+    + r"""
 if b"--confirm" in argv:
     with open(traces) as own:
         header = own.readline().strip()
@@ -141,6 +149,7 @@ if b"--confirm" in argv:
     with open(traces, "w") as out:
         out.write("\n".join(lines) + "\n")
 """
+)
 
 
 @pytest.mark.parametrize("end", ["cancelled", "short"])
@@ -155,10 +164,9 @@ def test_round_traces_that_end_short_give_no_verdict_said_as_the_stages(runner: 
 
 # Rewrites its round's traces file, before its stage writes a line, into one that holds no
 # trace but ends well: the stage exits 0 with its planned re-runs left out.
-LEAVES_OUT_ITS_RUNS = r"""
-import json, os
-argv = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\0")
-traces = argv[argv.index(b"--traces") + 1].decode()
+LEAVES_OUT_ITS_RUNS = (
+    STAGE
+    + r"""
 if b"--confirm" in argv:
     try:  # once: the stage's first worker does it, the others find it done
         os.close(os.open(traces + ".taken", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
@@ -171,6 +179,7 @@ if b"--confirm" in argv:
         with open(traces, "w") as out:
             out.write(header + "\n" + json.dumps({"end": {"cancelled": False}}) + "\n")
 """
+)
 
 
 def test_a_round_that_leaves_out_its_re_runs_never_passes_a_pending_flip(runner: Runner):
